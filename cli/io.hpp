@@ -1,0 +1,21 @@
+// File reading for the CLI: the only place the front end touches the disk
+// for its inputs, so every error names the file.
+#pragma once
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gpuslice/core/errors.hpp"
+
+namespace gpuslice::cli {
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError(path, 0, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace gpuslice::cli

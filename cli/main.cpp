@@ -1,0 +1,39 @@
+// gpuslice: one binary, one subcommand per front end of the placement core.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "gpuslice/core/errors.hpp"
+#include "place_command.hpp"
+#ifdef GPUSLICE_WITH_SIM
+#include "gpuslice/sim/cli.hpp"
+#endif
+#ifdef GPUSLICE_WITH_REALGPU
+#include "gpuslice/realgpu/cli.hpp"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpuslice: share GPUs by slices (placement, simulation, enforcement)"};
+  app.require_subcommand(1);
+  gpuslice::cli::register_place_command(app);
+#ifdef GPUSLICE_WITH_SIM
+  gpuslice::sim::register_cli(app);
+#endif
+#ifdef GPUSLICE_WITH_REALGPU
+  gpuslice::realgpu::register_cli(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // Usage errors are bad input too: exit 2 (CLI11 prints the message).
+    const int code = app.exit(e);
+    return e.get_exit_code() == 0 ? 0 : (dynamic_cast<const CLI::RuntimeError*>(&e) ? code : 2);
+  } catch (const gpuslice::core::InputError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "gpuslice: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,5 @@
+#pragma once
+#include <CLI/CLI.hpp>
+namespace gpuslice::cli {
+void register_place_command(CLI::App& app);
+}

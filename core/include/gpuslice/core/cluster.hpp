@@ -1,0 +1,62 @@
+// The fleet and what is in use on it. Usage lives in one flat array so the
+// hot path walks contiguous integers; every change bumps the node's version
+// so policies can cache per-node facts (e.g. fragmentation).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuslice/core/allocation.hpp"
+#include "gpuslice/core/model.hpp"
+
+namespace gpuslice::core {
+
+// A read-only look at one node and its current usage.
+struct NodeView {
+  size_t id = 0;
+  const Node* node = nullptr;
+  std::span<const DeviceUsage> usage;
+  HostResources host_used;
+  uint64_t version = 0;
+  const Device& device(size_t i) const { return node->devices[i]; }
+  size_t device_count() const { return node->devices.size(); }
+};
+
+class Cluster {
+ public:
+  // Adds a node; names must be unique. Returns its id (dense, from 0).
+  size_t add_node(Node node);
+  size_t size() const { return nodes_.size(); }
+  const Node& node(size_t id) const { return nodes_[id]; }
+  std::optional<size_t> find(std::string_view name) const;
+  NodeView view(size_t id) const;
+  std::span<const DeviceUsage> usage(size_t id) const;
+  const HostResources& host_used(size_t id) const { return host_used_[id]; }
+  uint64_t version(size_t id) const { return version_[id]; }
+
+  // Adds (charge) or removes (release) what a placed pod holds. Release
+  // refuses to drive any counter negative: that would be an accounting bug.
+  void charge(size_t id, const PodAllocation& allocation, const HostResources& host);
+  void release(size_t id, const PodAllocation& allocation, const HostResources& host);
+  void clear_usage();
+
+  // Fleet totals (capacity), handy for metrics.
+  size_t device_count() const { return usage_.size(); }
+
+ private:
+  void apply(size_t id, const PodAllocation& allocation, const HostResources& host, int sign);
+
+  std::vector<Node> nodes_;
+  std::vector<uint32_t> first_device_;
+  std::vector<DeviceUsage> usage_;
+  std::vector<HostResources> host_used_;
+  std::vector<uint64_t> version_;
+  std::unordered_map<std::string, size_t> by_name_;
+};
+
+}  // namespace gpuslice::core

@@ -1,0 +1,46 @@
+// Kubernetes manifests (YAML or JSON text): Nodes carrying the registration
+// annotation, Pods as users write them, and placed Pods whose annotations
+// say where they run. Errors carry the line and field.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuslice/core/model.hpp"
+#include "gpuslice/core/request.hpp"
+
+namespace gpuslice::core::codec {
+
+// HAMi's scheduler configuration that shapes requests (webhook defaults).
+struct RequestDefaults {
+  int64_t default_memory_mib = 0;  // 0: a card's whole memory
+  int32_t default_cores = 0;
+  int32_t default_gpu_num = 1;     // added when only gpumem/gpucores are given
+  std::string resource_count = "nvidia.com/gpu";
+  std::string resource_memory = "nvidia.com/gpumem";
+  std::string resource_memory_percentage = "nvidia.com/gpumem-percentage";
+  std::string resource_cores = "nvidia.com/gpucores";
+  std::string resource_priority = "nvidia.com/priority";
+};
+
+struct PodDocument {
+  PodRequest request;
+  int line = 0;                        // where the document starts
+  std::string assigned_node;           // hami.io/vgpu-node (placed pods)
+  std::string allocated;               // hami.io/vgpu-devices-allocated (placed pods)
+  int allocated_line = 0;
+};
+
+struct NodeDocument {
+  Node node;
+  int line = 0;
+};
+
+// Multi-document YAML, a v1 List, or a single object. `source` names the
+// file in errors. Documents of other kinds are skipped.
+std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source);
+std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
+                                    const RequestDefaults& defaults = {});
+
+}  // namespace gpuslice::core::codec

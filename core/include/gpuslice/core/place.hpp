@@ -1,0 +1,44 @@
+// One placement from manifests, as `gpuslice place` and gpuslice.place()
+// do it: nodes, already placed pods and the pod to place, all as text.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/scheduler.hpp"
+
+namespace gpuslice::core {
+
+struct TextInput {
+  std::string text;
+  std::string source;  // file name for error messages
+};
+
+struct PlaceRequest {
+  TextInput nodes;
+  TextInput pod;
+  std::optional<TextInput> existing;
+  std::optional<std::string> node_policy;  // binpack | spread; overrides the pod's annotation
+  std::optional<std::string> gpu_policy;   // binpack | spread | topology-aware | ...; likewise
+  codec::RequestDefaults defaults;
+};
+
+struct PlaceOutcome {
+  Cluster cluster;
+  PodRequest pod;
+  Decision decision;
+  std::string allocation_annotation;  // hami.io/vgpu-devices-allocated, empty when not placed
+};
+
+// Throws InputError for bad input (file, line, field).
+PlaceOutcome place(const PlaceRequest& request);
+
+// {node, score, allocation, failed_nodes, events}
+nlohmann::ordered_json to_json(const PlaceOutcome& outcome);
+std::string to_text(const PlaceOutcome& outcome);
+
+}  // namespace gpuslice::core

@@ -1,0 +1,35 @@
+// HAMi's node policy (binpack | spread) and GPU policy as one Policy.
+#pragma once
+
+#include <string>
+
+#include "gpuslice/core/policy.hpp"
+
+namespace gpuslice::core {
+
+struct HamiPolicyConfig {
+  std::string node_policy = "binpack";  // scheduler default (HAMi flag)
+  std::string gpu_policy = "spread";    // scheduler default (HAMi flag)
+  // True when an operator's explicit choice (e.g. a CLI flag) must win over
+  // the pod's hami.io/*-scheduler-policy annotations.
+  bool override_pod_node_policy = false;
+  bool override_pod_gpu_policy = false;
+  std::string name = "hami";
+};
+
+class HamiPolicy final : public Policy {
+ public:
+  explicit HamiPolicy(HamiPolicyConfig config = {});
+  std::string_view name() const override { return config_.name; }
+  std::string_view hami_node_policy(const PodRequest& pod) const override;
+  std::string gpu_policy_for(const PodRequest& pod) const override;
+  bool pod_independent_score() const override { return true; }
+  NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override;
+
+ private:
+  HamiPolicyConfig config_;
+};
+
+void register_hami_policies();
+
+}  // namespace gpuslice::core

@@ -1,0 +1,78 @@
+// Placement policies: one small interface, one file per policy, registered
+// by name. A policy ranks the nodes a pod fits (and, for research policies,
+// which card a share goes on); feasibility is always HAMi's fit.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuslice/core/allocation.hpp"
+#include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/request.hpp"
+
+namespace gpuslice::core {
+
+struct NodeScore {
+  double rank = 0;   // higher wins
+  double shown = 0;  // what events print (HAMi prints its raw node score)
+};
+
+// A request shape and how often it occurs: FGD's "typical pods".
+struct TypicalPod {
+  PodRequest pod;
+  double weight = 0;
+};
+
+struct PolicyArgs {
+  uint64_t seed = 0;
+  std::string gpu_policy = "spread";         // card order for fit (HAMi default)
+  std::vector<TypicalPod> typical_pods;       // for FGD
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const = 0;
+
+  // Node policy name HAMi would apply (binpack|spread) when this policy
+  // follows the pod's annotation; research policies return empty.
+  virtual std::string_view hami_node_policy(const PodRequest&) const { return {}; }
+
+  // Card order inside a node for fit (a HAMi GPU policy string).
+  virtual std::string gpu_policy_for(const PodRequest& pod) const;
+
+  // True when a share (one card, part of it) may be placed on any fitting
+  // card and score() picks the card: the FGD family's GPU choice.
+  virtual bool chooses_share_card() const { return false; }
+
+  // True when the node score does not depend on the pod (HAMi's node score
+  // is usage before the pod): lets the scheduler keep nodes pre-ordered.
+  virtual bool pod_independent_score() const { return false; }
+
+  // Ranks placing `pod` on `node` with `allocation` (usage before the pod).
+  virtual NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;
+
+  // Told after a placement is charged or released (stateful policies).
+  virtual void on_charge(const NodeView&, const PodRequest&, const PodAllocation&) {}
+  virtual void on_release(const NodeView&, const PodRequest&, const PodAllocation&) {}
+
+ protected:
+  std::string default_gpu_policy_ = "spread";
+};
+
+using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyArgs&)>;
+
+// Registry by name: "hami", "hami-binpack", "hami-spread", "random", "dotprod",
+// "gpupacking", "gpuclustering", "bestfit", "fgd".
+std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyArgs& args = {});
+std::vector<std::string> policy_names();
+void register_policy(std::string name, PolicyFactory factory);
+
+// HAMi's node score from usage before the pod:
+// 10 * (sum used/sum slots + sum usedcores/sum cores + sum usedmem/sum mem), 0 if a total is 0.
+float hami_node_score(const NodeView& node);
+
+}  // namespace gpuslice::core

@@ -1,0 +1,370 @@
+#include "gpuslice/core/codec/manifest.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/quantity.hpp"
+#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/gpu_policy.hpp"
+
+namespace gpuslice::core::codec {
+
+namespace {
+
+// Const lookup: yaml-cpp's non-const operator[] inserts the key it looks for.
+// A missing key yields an invalid (falsy) node, never a null one.
+YAML::Node get(const YAML::Node& map, const std::string& key) {
+  static const YAML::Node empty_map(YAML::NodeType::Map);
+  if (!map || !map.IsMap()) return empty_map[key];
+  return map[key];
+}
+
+int line_of(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+
+// Everything that reads one document goes through this context, so each
+// error names the file, the line and the field.
+struct Doc {
+  const std::string& source;
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& field, const std::string& what) const {
+    throw InputError(source, line_of(at), field, what);
+  }
+  std::string scalar(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) fail(n, field, "must be a string or number");
+    return n.Scalar();
+  }
+  YAML::Node map_at(const YAML::Node& parent, const char* key, const std::string& field) const {
+    YAML::Node n = get(parent, key);
+    if (n && !n.IsNull() && !n.IsMap()) fail(n, field, "must be a mapping");
+    return n;
+  }
+};
+
+std::vector<YAML::Node> load_documents(std::string_view text, const std::string& source) {
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw InputError(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
+  }
+  std::vector<YAML::Node> objects;
+  for (const auto& d : docs) {
+    if (!d || d.IsNull()) continue;
+    if (!d.IsMap()) throw InputError(source, line_of(d), "", "a document must be a Kubernetes object (a mapping)");
+    YAML::Node kind = get(d, "kind");
+    if (kind && kind.IsScalar() && (kind.Scalar() == "List" || kind.Scalar().ends_with("List"))) {
+      YAML::Node items = get(d, "items");
+      if (!items || items.IsNull()) continue;
+      if (!items.IsSequence()) throw InputError(source, line_of(items), "items", "must be a list");
+      for (const auto& item : items) {
+        if (!item.IsMap()) throw InputError(source, line_of(item), "items[]", "must be a Kubernetes object");
+        objects.push_back(item);
+      }
+    } else {
+      objects.push_back(d);
+    }
+  }
+  return objects;
+}
+
+std::string kind_of(const YAML::Node& obj) {
+  YAML::Node k = get(obj, "kind");
+  return k && k.IsScalar() ? k.Scalar() : std::string();
+}
+
+std::vector<std::string> comma_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t c = s.find(',', pos);
+    std::string part = s.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    if (!part.empty()) out.push_back(part);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  return out;
+}
+
+bool parse_bool_annotation(const Doc& doc, const YAML::Node& at, const std::string& field, const std::string& v) {
+  if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
+  if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
+  doc.fail(at, field, fmt::format("'{}' is not a boolean", v));
+}
+
+ScoringWeights parse_weights(const Doc& doc, const YAML::Node& at, const std::string& field, const std::string& v) {
+  ScoringWeights w{0, 0, 0};
+  auto parts = comma_list(v);
+  if (std::count(v.begin(), v.end(), ',') != 2 || parts.size() != 3)
+    doc.fail(at, field, fmt::format("'{}': expected slot, core and memory weights like slot=1,core=1,memory=3", v));
+  bool seen[3] = {false, false, false};
+  for (const auto& p : parts) {
+    auto eq = p.find('=');
+    if (eq == std::string::npos) doc.fail(at, field, fmt::format("'{}': expected key=value entries", v));
+    std::string key = p.substr(0, eq), val = p.substr(eq + 1);
+    key.erase(key.find_last_not_of(" \t") + 1);
+    val.erase(0, val.find_first_not_of(" \t"));
+    int64_t n = 0;
+    try {
+      size_t used = 0;
+      n = std::stoll(val, &used);
+      if (used != val.size()) throw std::invalid_argument(val);
+    } catch (const std::exception&) {
+      doc.fail(at, field, fmt::format("'{}': '{}' weight must be an integer", v, key));
+    }
+    if (n < 0) doc.fail(at, field, fmt::format("'{}': '{}' weight must not be negative", v, key));
+    int idx = key == "slot" ? 0 : key == "core" ? 1 : key == "memory" ? 2 : -1;
+    if (idx < 0) doc.fail(at, field, fmt::format("'{}': unknown weight '{}'", v, key));
+    if (seen[idx]) doc.fail(at, field, fmt::format("'{}': duplicate '{}' weight", v, key));
+    seen[idx] = true;
+    (idx == 0 ? w.slot : idx == 1 ? w.core : w.memory) = n;
+  }
+  if (w.slot == 0 && w.core == 0 && w.memory == 0) doc.fail(at, field, fmt::format("'{}': one weight must be positive", v));
+  return w;
+}
+
+void validate_gpu_policy(const Doc& doc, const YAML::Node& at, const std::string& field, const std::string& v) {
+  for (const auto& token : comma_list(v))
+    if (token != "binpack" && token != "spread" && token != "topology-aware" && token != "mutex" && token != "numa")
+      doc.fail(at, field, fmt::format("unknown GPU policy '{}' (binpack, spread, topology-aware, mutex, numa)", token));
+  if (comma_list(v).empty()) doc.fail(at, field, "empty GPU policy");
+}
+
+// A container's resources: limits first, then requests (HAMi's lookup order).
+struct Resources {
+  const Doc& doc;
+  YAML::Node limits, requests;
+  std::string where;
+  // Const lookups only: yaml-cpp's non-const operator[] inserts the key.
+  static YAML::Node lookup(const YAML::Node& map, const std::string& name) { return get(map, name); }
+  YAML::Node find(const std::string& name) const {
+    if (YAML::Node v = lookup(limits, name)) return v;
+    return lookup(requests, name);
+  }
+  bool has(const std::string& name) const { return static_cast<bool>(find(name)); }
+  int64_t integer(const std::string& name) const {
+    YAML::Node n = find(name);
+    try {
+      return parse_quantity_integer(doc.scalar(n, where + name));
+    } catch (const CodecError& e) {
+      doc.fail(n, where + name, e.what());
+    }
+  }
+  int64_t milli(const YAML::Node& n, const std::string& field) const {
+    try {
+      return parse_quantity_milli(doc.scalar(n, field));
+    } catch (const CodecError& e) {
+      doc.fail(n, field, e.what());
+    }
+  }
+};
+
+ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std::string& where,
+                                 const RequestDefaults& def, HostResources& host) {
+  ContainerRequest r;
+  if (!c.IsMap()) doc.fail(c, where, "a container must be a mapping");
+  if (get(c, "name")) r.name = doc.scalar(get(c, "name"), where + "name");
+  YAML::Node res = doc.map_at(c, "resources", where + "resources");
+  Resources rs{doc, res ? doc.map_at(res, "limits", where + "resources.limits") : YAML::Node(),
+               res ? doc.map_at(res, "requests", where + "resources.requests") : YAML::Node(), where + "resources."};
+
+  // Host CPU / memory: requests, else limits (Kubernetes defaults requests to limits).
+  auto host_value = [&](const char* name, bool mib) -> int64_t {
+    // Never assign to an invalid yaml-cpp node (it throws): pick, then bind.
+    YAML::Node n = Resources::lookup(rs.requests, name) ? Resources::lookup(rs.requests, name)
+                                                         : Resources::lookup(rs.limits, name);
+    if (!n) return 0;
+    int64_t m = rs.milli(n, where + "resources." + name);
+    if (m < 0) doc.fail(n, where + "resources." + name, "must not be negative");
+    return mib ? (m / 1000 + (1024 * 1024 - 1)) / (1024 * 1024) : m;
+  };
+  host.cpu_milli = host_value("cpu", false);
+  host.memory_mib = host_value("memory", true);
+
+  const bool has_count = rs.has(def.resource_count);
+  const bool has_mem = rs.has(def.resource_memory);
+  const bool has_pct = rs.has(def.resource_memory_percentage);
+  const bool has_cores = rs.has(def.resource_cores);
+  int64_t count = 0;
+  if (has_count) count = rs.integer(def.resource_count);
+  else if ((has_mem || has_pct || has_cores) && def.default_gpu_num > 0) count = def.default_gpu_num;  // webhook
+  if (count < 0) doc.fail(rs.find(def.resource_count), where + def.resource_count, "must not be negative");
+  if (count > 1024) doc.fail(rs.find(def.resource_count), where + def.resource_count, "is unreasonably large");
+  if (rs.has(def.resource_priority)) r.priority = static_cast<int32_t>(rs.integer(def.resource_priority));
+  if (count == 0) return r;
+  r.count = static_cast<int32_t>(count);
+
+  int64_t pct = kMemoryPercentUnset;
+  if (has_pct) {
+    pct = rs.integer(def.resource_memory_percentage);
+    if (pct < 0 || pct > 100)
+      doc.fail(rs.find(def.resource_memory_percentage), where + def.resource_memory_percentage,
+               fmt::format("{} is not a percentage between 0 and 100", pct));
+    if (pct == 0) pct = kMemoryPercentUnset;  // HAMi ignores 0 (it would mean "no limit" to the shim)
+  }
+  int64_t mem = 0;
+  if (has_mem) {
+    mem = rs.integer(def.resource_memory);
+    if (mem < 0 || mem > std::numeric_limits<int32_t>::max())
+      doc.fail(rs.find(def.resource_memory), where + def.resource_memory, "must be a MiB count within int32");
+  }
+  // Webhook: a whole card and no cores given means the card exclusively.
+  bool exclusive_default = false;
+  if (!has_cores) exclusive_default = has_pct ? pct == 100 : !has_mem;
+  if (pct == kMemoryPercentUnset && mem == 0) {
+    if (def.default_memory_mib != 0) mem = def.default_memory_mib;
+    else pct = 100;
+  }
+  r.memory_mib = mem;
+  r.memory_percent = static_cast<int32_t>(pct);
+  r.cores = def.default_cores;
+  if (has_cores) {
+    int64_t cores = rs.integer(def.resource_cores);
+    if (cores < 0) doc.fail(rs.find(def.resource_cores), where + def.resource_cores, "must not be negative");
+    r.cores = static_cast<int32_t>(std::min<int64_t>(cores, 100));  // HAMi clamps to 100
+  } else if (exclusive_default) {
+    r.cores = 100;
+  }
+  return r;
+}
+
+PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaults& def) {
+  PodDocument pd;
+  pd.line = line_of(obj);
+  PodRequest& p = pd.request;
+  YAML::Node meta = doc.map_at(obj, "metadata", "metadata");
+  if (!meta || !get(meta, "name")) doc.fail(obj, "metadata.name", "a Pod needs a name");
+  p.name = doc.scalar(get(meta, "name"), "metadata.name");
+  if (get(meta, "namespace")) p.ns = doc.scalar(get(meta, "namespace"), "metadata.namespace");
+  if (get(meta, "uid")) p.uid = doc.scalar(get(meta, "uid"), "metadata.uid");
+  YAML::Node ann = doc.map_at(meta, "annotations", "metadata.annotations");
+  if (ann) {
+    for (auto it = ann.begin(); it != ann.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const std::string field = "metadata.annotations." + key;
+      const YAML::Node& vn = it->second;
+      const std::string v = doc.scalar(vn, field);
+      if (key == "nvidia.com/use-gputype") p.selectors.use_types = comma_list(v);
+      else if (key == "nvidia.com/nouse-gputype") p.selectors.nouse_types = comma_list(v);
+      else if (key == "nvidia.com/use-gpuuuid") p.selectors.use_uuids = comma_list(v);
+      else if (key == "nvidia.com/nouse-gpuuuid") p.selectors.nouse_uuids = comma_list(v);
+      else if (key == "nvidia.com/numa-bind") p.selectors.numa_bind = parse_bool_annotation(doc, vn, field, v);
+      else if (key == "nvidia.com/vgpu-mode") p.selectors.vgpu_mode = v;
+      else if (key == "hami.io/node-scheduler-policy") {
+        if (v != "binpack" && v != "spread") doc.fail(vn, field, fmt::format("unknown node policy '{}' (binpack, spread)", v));
+        p.node_policy = v;
+      } else if (key == "hami.io/gpu-scheduler-policy") {
+        validate_gpu_policy(doc, vn, field, v);
+        p.gpu_policy = v;
+      } else if (key == "hami.io/device-scoring-weights") p.weights = parse_weights(doc, vn, field, v);
+      else if (key == kAssignedNodeAnnotation) pd.assigned_node = v;
+      else if (key == kAllocatedAnnotation) {
+        pd.allocated = v;
+        pd.allocated_line = line_of(vn);
+      }
+    }
+  }
+  YAML::Node spec = doc.map_at(obj, "spec", "spec");
+  if (!spec) doc.fail(obj, "spec", "a Pod needs a spec");
+  HostResources init_peak, app_sum;
+  auto read_list = [&](const char* key, std::vector<ContainerRequest>& out, bool init) {
+    YAML::Node list = get(spec, key);
+    if (!list || list.IsNull()) return;
+    if (!list.IsSequence()) doc.fail(list, std::string("spec.") + key, "must be a list");
+    for (size_t i = 0; i < list.size(); ++i) {
+      HostResources h;
+      out.push_back(parse_container(doc, list[i], fmt::format("spec.{}[{}].", key, i), def, h));
+      if (init) {
+        init_peak.cpu_milli = std::max(init_peak.cpu_milli, h.cpu_milli);
+        init_peak.memory_mib = std::max(init_peak.memory_mib, h.memory_mib);
+      } else {
+        app_sum.cpu_milli += h.cpu_milli;
+        app_sum.memory_mib += h.memory_mib;
+      }
+    }
+  };
+  read_list("initContainers", p.init_containers, true);
+  read_list("containers", p.containers, false);
+  if (p.containers.empty()) doc.fail(spec, "spec.containers", "a Pod needs at least one container");
+  // Kubernetes' effective request: the larger of the init peak and the app sum.
+  p.host.cpu_milli = std::max(init_peak.cpu_milli, app_sum.cpu_milli);
+  p.host.memory_mib = std::max(init_peak.memory_mib, app_sum.memory_mib);
+  return pd;
+}
+
+NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
+  NodeDocument nd;
+  nd.line = line_of(obj);
+  Node& n = nd.node;
+  YAML::Node meta = doc.map_at(obj, "metadata", "metadata");
+  if (!meta || !get(meta, "name")) doc.fail(obj, "metadata.name", "a Node needs a name");
+  n.name = doc.scalar(get(meta, "name"), "metadata.name");
+  YAML::Node ann = doc.map_at(meta, "annotations", "metadata.annotations");
+  if (ann) {
+    auto field = [](std::string_view key) { return "metadata.annotations." + std::string(key); };
+    if (YAML::Node reg = get(ann, std::string(kRegisterAnnotation))) {
+      try {
+        n.devices = decode_registration(doc.scalar(reg, field(kRegisterAnnotation)));
+      } catch (const CodecError& e) {
+        doc.fail(reg, field(kRegisterAnnotation), e.what());
+      }
+      for (size_t i = 0; i < n.devices.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+          if (n.devices[i].uuid == n.devices[j].uuid)
+            doc.fail(reg, field(kRegisterAnnotation), fmt::format("card '{}' is registered twice", n.devices[i].uuid));
+    }
+    if (YAML::Node sc = get(ann, std::string(kPairScoreAnnotation))) {
+      try {
+        n.topology = decode_pair_scores(doc.scalar(sc, field(kPairScoreAnnotation)), n.devices);
+      } catch (const CodecError& e) {
+        doc.fail(sc, field(kPairScoreAnnotation), e.what());
+      }
+    }
+    if (YAML::Node co = get(ann, std::string(kCordonAnnotation)))
+      n.cordoned_uuids = decode_uuid_list(doc.scalar(co, field(kCordonAnnotation)));
+  }
+  // Host capacity from status.allocatable (else capacity), when given.
+  if (YAML::Node status = doc.map_at(obj, "status", "status")) {
+    YAML::Node alloc = get(status, "allocatable") ? get(status, "allocatable") : get(status, "capacity");
+    if (alloc && alloc.IsMap()) {
+      auto read = [&](const char* key, bool mib) -> int64_t {
+        YAML::Node v = get(alloc, key);
+        if (!v) return 0;
+        try {
+          int64_t m = parse_quantity_milli(doc.scalar(v, std::string("status.allocatable.") + key));
+          return mib ? m / 1000 / (1024 * 1024) : m;
+        } catch (const CodecError& e) {
+          doc.fail(v, std::string("status.allocatable.") + key, e.what());
+        }
+      };
+      n.capacity.cpu_milli = read("cpu", false);
+      n.capacity.memory_mib = read("memory", true);
+    }
+  }
+  return nd;
+}
+
+}  // namespace
+
+std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source) {
+  Doc doc{source};
+  std::vector<NodeDocument> out;
+  for (const auto& obj : load_documents(text, source))
+    if (kind_of(obj) == "Node") out.push_back(parse_node(doc, obj));
+  return out;
+}
+
+std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source, const RequestDefaults& defaults) {
+  Doc doc{source};
+  std::vector<PodDocument> out;
+  for (const auto& obj : load_documents(text, source))
+    if (kind_of(obj) == "Pod") out.push_back(parse_pod(doc, obj, defaults));
+  return out;
+}
+
+}  // namespace gpuslice::core::codec

@@ -1,0 +1,130 @@
+#include "gpuslice/core/codec/quantity.hpp"
+
+#include <cctype>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "gpuslice/core/errors.hpp"
+
+namespace gpuslice::core::codec {
+
+namespace {
+
+__extension__ typedef __int128 i128;
+constexpr i128 kLimit = static_cast<i128>(std::numeric_limits<int64_t>::max()) * 1000;
+
+// A quantity as the exact fraction numerator / denominator (in units).
+struct Exact {
+  i128 numerator = 0;
+  i128 denominator = 1;
+  bool negative = false;
+};
+
+i128 checked_mul(i128 a, i128 b, std::string_view text) {
+  if (a != 0 && b > kLimit / a) throw CodecError(fmt::format("quantity '{}' is too large", text));
+  return a * b;
+}
+
+i128 pow_int(i128 base, int exp, std::string_view text) {
+  i128 r = 1;
+  for (int i = 0; i < exp; ++i) r = checked_mul(r, base, text);
+  return r;
+}
+
+Exact parse_exact(std::string_view text) {
+  if (text.empty()) throw CodecError("empty quantity");
+  Exact q;
+  size_t i = 0;
+  if (text[i] == '+' || text[i] == '-') {
+    q.negative = text[i] == '-';
+    ++i;
+  }
+  i128 digits = 0;
+  int frac_digits = 0;
+  bool any_digit = false, in_frac = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digits = checked_mul(digits, 10, text) + (c - '0');
+      if (digits > kLimit) throw CodecError(fmt::format("quantity '{}' is too large", text));
+      if (in_frac) ++frac_digits;
+      any_digit = true;
+    } else if (c == '.' && !in_frac) {
+      in_frac = true;
+    } else {
+      break;
+    }
+  }
+  if (!any_digit) throw CodecError(fmt::format("quantity '{}' has no digits", text));
+  std::string_view suffix = text.substr(i);
+  i128 num = digits, den = pow_int(10, frac_digits, text);
+  struct Unit { std::string_view s; int base; int exp; };
+  static constexpr Unit units[] = {{"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50},
+                                   {"Ei", 2, 60}, {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0},
+                                   {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15},
+                                   {"E", 10, 18}};
+  bool matched = false;
+  for (const auto& u : units) {
+    if (suffix == u.s) {
+      matched = true;
+      if (u.exp >= 0) num = checked_mul(num, pow_int(u.base, u.exp, text), text);
+      else den = checked_mul(den, pow_int(u.base, -u.exp, text), text);
+      break;
+    }
+  }
+  if (!matched) {
+    // Decimal exponent form: 1e3, 2E-2.
+    if (suffix.size() >= 2 && (suffix[0] == 'e' || suffix[0] == 'E')) {
+      size_t j = 1;
+      bool neg = false;
+      if (suffix[j] == '+' || suffix[j] == '-') {
+        neg = suffix[j] == '-';
+        ++j;
+      }
+      if (j >= suffix.size()) throw CodecError(fmt::format("quantity '{}' has a bad exponent", text));
+      int e = 0;
+      for (; j < suffix.size(); ++j) {
+        if (!std::isdigit(static_cast<unsigned char>(suffix[j])))
+          throw CodecError(fmt::format("quantity '{}' has a bad exponent", text));
+        e = e * 10 + (suffix[j] - '0');
+        if (e > 40) throw CodecError(fmt::format("quantity '{}' is out of range", text));
+      }
+      if (neg) den = checked_mul(den, pow_int(10, e, text), text);
+      else num = checked_mul(num, pow_int(10, e, text), text);
+    } else {
+      throw CodecError(fmt::format("quantity '{}' has an unknown suffix '{}'", text, suffix));
+    }
+  }
+  q.numerator = num;
+  q.denominator = den;
+  return q;
+}
+
+}  // namespace
+
+int64_t parse_quantity_milli(std::string_view text) {
+  Exact q = parse_exact(text);
+  i128 milli = checked_mul(q.numerator, 1000, text);
+  i128 v = (milli + q.denominator - 1) / q.denominator;  // round up, as Quantity does
+  if (v > std::numeric_limits<int64_t>::max()) throw CodecError(fmt::format("quantity '{}' is too large", text));
+  return static_cast<int64_t>(q.negative ? -v : v);
+}
+
+int64_t parse_quantity_value(std::string_view text) {
+  Exact q = parse_exact(text);
+  i128 v = (q.numerator + q.denominator - 1) / q.denominator;
+  if (v > std::numeric_limits<int64_t>::max()) throw CodecError(fmt::format("quantity '{}' is too large", text));
+  return static_cast<int64_t>(q.negative ? -v : v);
+}
+
+int64_t parse_quantity_integer(std::string_view text) {
+  Exact q = parse_exact(text);
+  if (q.numerator % q.denominator != 0) throw CodecError(fmt::format("quantity '{}' is not a whole number", text));
+  i128 v = q.numerator / q.denominator;
+  if (v > std::numeric_limits<int64_t>::max()) throw CodecError(fmt::format("quantity '{}' is too large", text));
+  return static_cast<int64_t>(q.negative ? -v : v);
+}
+
+}  // namespace gpuslice::core::codec

@@ -1,0 +1,222 @@
+#include "gpuslice/core/codec/registration.hpp"
+
+#include <charconv>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpuslice/core/errors.hpp"
+
+namespace gpuslice::core::codec {
+
+namespace {
+
+using nlohmann::json;
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t pos = 0;
+  while (true) {
+    size_t next = s.find(sep, pos);
+    out.push_back(s.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
+    if (next == std::string_view::npos) break;
+    pos = next + 1;
+  }
+  return out;
+}
+
+template <typename T>
+T parse_int(std::string_view text, std::string_view field) {
+  T value{};
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+    throw CodecError(fmt::format("invalid {} field '{}': not an integer in range", field, text));
+  return value;
+}
+
+// Go strconv.ParseBool.
+bool parse_go_bool(std::string_view t) {
+  if (t == "1" || t == "t" || t == "T" || t == "true" || t == "TRUE" || t == "True") return true;
+  if (t == "0" || t == "f" || t == "F" || t == "false" || t == "FALSE" || t == "False") return false;
+  throw CodecError(fmt::format("invalid health field '{}': not a boolean", t));
+}
+
+template <typename T>
+T json_int(const json& obj, const char* key, T fallback) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer()) throw CodecError(fmt::format("field '{}' must be an integer", key));
+  const auto v = it->get<int64_t>();
+  if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max())
+    throw CodecError(fmt::format("field '{}' out of range: {}", key, v));
+  return static_cast<T>(v);
+}
+
+std::string json_string(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return {};
+  if (!it->is_string()) throw CodecError(fmt::format("field '{}' must be a string", key));
+  return it->get<std::string>();
+}
+
+void validate(const Device& d) {
+  if (d.slots < 0) throw CodecError(fmt::format("device '{}': count must not be negative", d.uuid));
+  if (d.memory_mib < 0) throw CodecError(fmt::format("device '{}': devmem must not be negative", d.uuid));
+  if (d.cores < 0) throw CodecError(fmt::format("device '{}': devcore must not be negative", d.uuid));
+  if (d.index < 0) throw CodecError(fmt::format("device '{}': index must not be negative", d.uuid));
+}
+
+std::vector<Device> decode_json(std::string_view text) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    throw CodecError(fmt::format("registration is not valid JSON: {}", e.what()));
+  }
+  if (!doc.is_array()) throw CodecError("registration JSON must be an array of devices");
+  std::vector<Device> out;
+  for (const auto& item : doc) {
+    if (!item.is_object()) throw CodecError("registration JSON: each device must be an object");
+    Device d;
+    d.uuid = json_string(item, "id");
+    d.index = json_int<int>(item, "index", 0);
+    d.slots = json_int<int32_t>(item, "count", 0);
+    d.memory_mib = json_int<int32_t>(item, "devmem", 0);
+    d.cores = json_int<int32_t>(item, "devcore", 0);
+    d.type = json_string(item, "type");
+    d.numa = json_int<int>(item, "numa", 0);
+    d.mode = json_string(item, "mode");
+    auto h = item.find("health");
+    if (h != item.end() && !h->is_null()) {
+      if (!h->is_boolean()) throw CodecError("field 'health' must be a boolean");
+      d.healthy = h->get<bool>();
+    }
+    std::string vendor = json_string(item, "devicevendor");
+    if (!vendor.empty()) d.vendor = vendor;
+    validate(d);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<Device> decode_legacy(std::string_view text) {
+  if (text.find(':') == std::string_view::npos) throw CodecError("node annotation missing device separator ':'");
+  std::vector<Device> out;
+  for (auto segment : split(text, ':')) {
+    if (segment.empty()) continue;
+    auto f = split(segment, ',');
+    if (f.size() != 7 && f.size() != 9)
+      throw CodecError(fmt::format("unexpected field count {} in device '{}' (want 7 or 9)", f.size(), segment));
+    Device d;
+    d.uuid = std::string(f[0]);
+    d.slots = parse_int<int32_t>(f[1], "count");
+    d.memory_mib = parse_int<int32_t>(f[2], "devmem");
+    d.cores = parse_int<int32_t>(f[3], "devcore");
+    d.type = std::string(f[4]);
+    d.numa = parse_int<int>(f[5], "numa");
+    d.healthy = parse_go_bool(f[6]);
+    if (f.size() == 9) {
+      d.index = parse_int<int>(f[7], "index");
+      d.mode = std::string(f[8]);
+    }
+    validate(d);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Device> decode_registration(std::string_view text) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && text[first] == '[') return decode_json(text);
+  return decode_legacy(text);
+}
+
+std::string encode_registration_json(const std::vector<Device>& devices) {
+  // Field order and omitted zero values as HAMi's Go encoder writes them.
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const auto& d : devices) {
+    nlohmann::ordered_json o;
+    if (!d.uuid.empty()) o["id"] = d.uuid;
+    if (d.index != 0) o["index"] = d.index;
+    if (d.slots != 0) o["count"] = d.slots;
+    if (d.memory_mib != 0) o["devmem"] = d.memory_mib;
+    if (d.cores != 0) o["devcore"] = d.cores;
+    if (!d.type.empty()) o["type"] = d.type;
+    if (d.numa != 0) o["numa"] = d.numa;
+    if (!d.mode.empty()) o["mode"] = d.mode;
+    if (d.healthy) o["health"] = true;
+    arr.push_back(std::move(o));
+  }
+  return arr.dump();
+}
+
+std::string encode_registration_legacy(const std::vector<Device>& devices) {
+  std::string out;
+  for (const auto& d : devices)
+    out += fmt::format("{},{},{},{},{},{},{},{},{}:", d.uuid, d.slots, d.memory_mib, d.cores, d.type, d.numa,
+                       d.healthy ? "true" : "false", d.index, d.mode);
+  return out;
+}
+
+std::vector<std::vector<int>> decode_pair_scores(std::string_view text, const std::vector<Device>& devices) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    throw CodecError(fmt::format("pair scores are not valid JSON: {}", e.what()));
+  }
+  if (!doc.is_array()) throw CodecError("pair scores must be a JSON array");
+  auto position = [&](const std::string& uuid) -> int {
+    for (size_t i = 0; i < devices.size(); ++i)
+      if (devices[i].uuid == uuid) return static_cast<int>(i);
+    return -1;
+  };
+  std::vector<std::vector<int>> m(devices.size(), std::vector<int>(devices.size(), 0));
+  for (const auto& entry : doc) {
+    if (!entry.is_object()) throw CodecError("pair scores: each entry must be an object");
+    const int a = position(json_string(entry, "uuid"));
+    auto scores = entry.find("score");
+    if (a < 0 || scores == entry.end() || scores->is_null()) continue;  // HAMi ignores unknown cards
+    if (!scores->is_object()) throw CodecError("pair scores: 'score' must be an object");
+    for (auto it = scores->begin(); it != scores->end(); ++it) {
+      const int b = position(it.key());
+      if (!it->is_number_integer()) throw CodecError(fmt::format("pair score for '{}' must be an integer", it.key()));
+      if (b >= 0) m[static_cast<size_t>(a)][static_cast<size_t>(b)] = it->get<int>();
+    }
+  }
+  return m;
+}
+
+std::string encode_pair_scores(const std::vector<std::vector<int>>& scores, const std::vector<Device>& devices) {
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (size_t a = 0; a < devices.size() && a < scores.size(); ++a) {
+    nlohmann::ordered_json o;
+    o["uuid"] = devices[a].uuid;
+    nlohmann::ordered_json s = nlohmann::ordered_json::object();
+    for (size_t b = 0; b < devices.size() && b < scores[a].size(); ++b)
+      if (a != b) s[devices[b].uuid] = scores[a][b];
+    o["score"] = std::move(s);
+    arr.push_back(std::move(o));
+  }
+  return arr.dump();
+}
+
+std::vector<std::string> decode_uuid_list(std::string_view text) {
+  std::vector<std::string> out;
+  for (auto part : split(text, ',')) {
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front()))) part.remove_prefix(1);
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back()))) part.remove_suffix(1);
+    if (!part.empty()) out.emplace_back(part);
+  }
+  return out;
+}
+
+std::string registered_type(std::string_view nvml_name) {
+  if (nvml_name.substr(0, 6) == "NVIDIA") return std::string(nvml_name);
+  return "NVIDIA-" + std::string(nvml_name);
+}
+
+}  // namespace gpuslice::core::codec

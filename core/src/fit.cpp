@@ -1,0 +1,220 @@
+#include "gpuslice/core/fit.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "gpuslice/core/topology.hpp"
+
+namespace gpuslice::core {
+
+namespace {
+
+bool contains_upper(std::string_view haystack, std::string_view needle) {
+  if (needle.size() > haystack.size()) return false;
+  for (size_t i = 0; i + needle.size() <= haystack.size(); ++i) {
+    size_t j = 0;
+    while (j < needle.size() && std::toupper(static_cast<unsigned char>(haystack[i + j])) ==
+                                    std::toupper(static_cast<unsigned char>(needle[j])))
+      ++j;
+    if (j == needle.size()) return true;
+  }
+  return false;
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// HAMi CheckType: case-insensitive substring of the card type.
+bool type_allowed(const Selectors& sel, const Device& dev) {
+  auto any_match = [&](const std::vector<std::string>& list) {
+    return std::any_of(list.begin(), list.end(), [&](const std::string& t) {
+      auto v = trimmed(t);
+      return !v.empty() && contains_upper(dev.type, v);
+    });
+  };
+  if (!sel.use_types.empty() && !any_match(sel.use_types)) return false;
+  if (!sel.nouse_types.empty() && any_match(sel.nouse_types)) return false;
+  if (!sel.vgpu_mode.empty() && sel.vgpu_mode.find(dev.mode) == std::string::npos) return false;
+  return true;
+}
+
+// HAMi CheckUUID: exact match.
+bool uuid_allowed(const Selectors& sel, const Device& dev) {
+  auto any_match = [&](const std::vector<std::string>& list) {
+    return std::any_of(list.begin(), list.end(), [&](const std::string& u) { return trimmed(u) == dev.uuid; });
+  };
+  if (!sel.use_uuids.empty() && !any_match(sel.use_uuids)) return false;
+  if (!sel.nouse_uuids.empty() && any_match(sel.nouse_uuids)) return false;
+  return true;
+}
+
+bool is_cordoned(const Node& node, const Device& dev) {
+  return std::find(node.cordoned_uuids.begin(), node.cordoned_uuids.end(), dev.uuid) != node.cordoned_uuids.end();
+}
+
+int32_t clamped_cores(const ContainerRequest& r) { return std::min<int32_t>(r.cores, 100); }
+
+// Checks after the NUMA step of HAMi's Fit (6 to 13), for one card.
+std::optional<Reason> capacity_check(const Device& dev, const DeviceUsage& used, const ContainerRequest& req,
+                                     bool mutex, int64_t& memreq) {
+  if (dev.slots <= used.slots) return Reason::CardTimeSlicingExhausted;
+  if (mutex && used.slots > 0) return Reason::ExclusiveDeviceAllocateConflict;
+  const int32_t cores = clamped_cores(req);
+  memreq = req.memory_on(dev.memory_mib);
+  if (dev.memory_mib - used.memory_mib < memreq) return Reason::CardInsufficientMemory;
+  if (dev.cores - used.cores < cores) return Reason::CardInsufficientCore;
+  if (dev.cores == 100 && cores == 100 && used.slots > 0) return Reason::ExclusiveDeviceAllocateConflict;
+  if (dev.cores != 0 && used.cores == dev.cores && cores == 0) return Reason::CardComputeUnitsExhausted;
+  return std::nullopt;
+}
+
+std::optional<Reason> pre_numa_check(const Node& node, const Device& dev, const Selectors& sel) {
+  if (!dev.healthy) return Reason::CardNotHealth;
+  if (is_cordoned(node, dev)) return Reason::CardCordoned;
+  if (!type_allowed(sel, dev)) return Reason::CardTypeMismatch;
+  return std::nullopt;
+}
+
+// One container on one node (HAMi fitInDevices + nvidia Fit). On success
+// the picks are charged to `usage`.
+bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const PodRequest& pod,
+                   const ContainerRequest& req, const GpuPolicy& policy, FitScratch& s, std::vector<DeviceGrant>& out,
+                   std::string& reason) {
+  const Node& n = *node.node;
+  const int cards = static_cast<int>(n.devices.size());
+  if (req.count > cards) {
+    reason = std::string(reason_name(Reason::NodeInsufficientDevice));
+    return false;
+  }
+  order_devices(node, usage, req, pod.weights, policy, pod.selectors.numa_bind, s.order);
+
+  ReasonTally tally;
+  int remaining = req.count;
+  int prev_numa = -1;
+  const bool numa_bind = pod.selectors.numa_bind;
+  s.picks.clear();
+  for (int i = cards - 1; i >= 0; --i) {
+    const int d = s.order[static_cast<size_t>(i)];
+    const Device& dev = n.devices[static_cast<size_t>(d)];
+    if (auto r = pre_numa_check(n, dev, pod.selectors)) {
+      tally.add(*r);
+      continue;
+    }
+    if (numa_bind && prev_numa != dev.numa) {
+      // A request must be met within one NUMA node: restart the picks.
+      if (remaining != req.count) tally.add(Reason::NumaNotFit, static_cast<int>(s.picks.size()));
+      remaining = req.count;
+      prev_numa = dev.numa;
+      s.picks.clear();
+    }
+    if (!uuid_allowed(pod.selectors, dev)) {
+      tally.add(Reason::CardUuidMismatch);
+      continue;
+    }
+    int64_t memreq = 0;
+    if (auto r = capacity_check(dev, usage[static_cast<size_t>(d)], req, policy.mutex, memreq)) {
+      tally.add(*r);
+      continue;
+    }
+    if (remaining > 0) {
+      if (!policy.topology) --remaining;
+      s.picks.push_back({d, memreq, clamped_cores(req)});
+    }
+    if (remaining == 0 && !policy.topology) break;
+  }
+
+  bool ok = !policy.topology && remaining == 0 && req.count > 0;
+  if (policy.topology) {
+    const size_t want = static_cast<size_t>(req.count);
+    if (s.picks.size() == want) {
+      ok = true;
+    } else if (s.picks.size() > want) {
+      std::vector<int> eligible;
+      for (const auto& p : s.picks) eligible.push_back(p.device);
+      auto chosen = choose_by_topology(n, eligible, req.count);
+      std::vector<DeviceGrant> kept;
+      for (int c : chosen)
+        for (const auto& p : s.picks)
+          if (p.device == c) kept.push_back(p);
+      s.picks = std::move(kept);
+      ok = true;
+    }
+  }
+  if (!ok) {
+    if (!s.picks.empty()) tally.set(Reason::AllocatedCardsInsufficientRequest, static_cast<int>(s.picks.size()));
+    reason = tally.format(cards);
+    return false;
+  }
+  for (const auto& p : s.picks) {
+    auto& u = usage[static_cast<size_t>(p.device)];
+    u.slots += 1;
+    u.memory_mib += p.memory_mib;
+    u.cores += p.cores;
+  }
+  out = s.picks;
+  return true;
+}
+
+std::optional<std::string> host_check(const NodeView& node, const PodRequest& pod) {
+  const auto& cap = node.node->capacity;
+  const bool cpu_short = cap.cpu_milli > 0 && node.host_used.cpu_milli + pod.host.cpu_milli > cap.cpu_milli;
+  const bool mem_short = cap.memory_mib > 0 && node.host_used.memory_mib + pod.host.memory_mib > cap.memory_mib;
+  if (!cpu_short && !mem_short) return std::nullopt;
+  if (cpu_short && mem_short)
+    return std::string(reason_name(Reason::InsufficientCpu)) + ", " + std::string(reason_name(Reason::InsufficientMemory));
+  return std::string(reason_name(cpu_short ? Reason::InsufficientCpu : Reason::InsufficientMemory));
+}
+
+}  // namespace
+
+FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy, FitScratch& s) {
+  FitResult result;
+  if (auto r = host_check(node, pod)) {
+    result.reason = std::move(*r);
+    return result;
+  }
+  const size_t total = pod.container_count();
+  result.allocation.containers.assign(total, {});
+  result.allocation.init_count = pod.init_containers.size();
+
+  // Init containers: each on a copy of the node's usage, as they run one
+  // after another; the pod's charge keeps their peak (effective_charges).
+  for (size_t i = 0; i < pod.init_containers.size(); ++i) {
+    const auto& req = pod.init_containers[i];
+    if (!req.wants_devices()) continue;
+    s.usage.assign(node.usage.begin(), node.usage.end());
+    if (!fit_container(node, s.usage, pod, req, gpu_policy, s, result.allocation.containers[i], result.reason))
+      return result;
+  }
+  // App containers run together: each sees what the previous ones took.
+  s.usage.assign(node.usage.begin(), node.usage.end());
+  for (size_t j = 0; j < pod.containers.size(); ++j) {
+    const auto& req = pod.containers[j];
+    if (!req.wants_devices()) continue;
+    if (!fit_container(node, s.usage, pod, req, gpu_policy, s,
+                       result.allocation.containers[pod.init_containers.size() + j], result.reason))
+      return result;
+  }
+  result.fits = true;
+  return result;
+}
+
+std::vector<int> fitting_cards(const NodeView& node, std::span<const DeviceUsage> usage, const PodRequest& pod,
+                               const ContainerRequest& request) {
+  std::vector<int> cards;
+  const Node& n = *node.node;
+  for (size_t d = 0; d < n.devices.size(); ++d) {
+    const Device& dev = n.devices[d];
+    if (pre_numa_check(n, dev, pod.selectors) || !uuid_allowed(pod.selectors, dev)) continue;
+    int64_t memreq = 0;
+    if (capacity_check(dev, usage[d], request, false, memreq)) continue;
+    cards.push_back(static_cast<int>(d));
+  }
+  return cards;
+}
+
+}  // namespace gpuslice::core

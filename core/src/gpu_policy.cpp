@@ -1,0 +1,133 @@
+#include "gpuslice/core/gpu_policy.hpp"
+
+#include <algorithm>
+
+namespace gpuslice::core {
+
+namespace {
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+}  // namespace
+
+GpuPolicy GpuPolicy::parse(std::string_view text) {
+  GpuPolicy p;
+  p.text = std::string(text);
+  bool seen[3] = {false, false, false};
+  size_t pos = 0;
+  while (true) {
+    size_t comma = text.find(',', pos);
+    std::string_view token = trim(text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    auto add = [&](SortKey k) {
+      if (!seen[static_cast<int>(k)]) {
+        seen[static_cast<int>(k)] = true;
+        p.keys.push_back(k);
+      }
+    };
+    if (token == "binpack") add(SortKey::Binpack);
+    else if (token == "spread") add(SortKey::Spread);
+    else if (token == "numa") add(SortKey::Numa);
+    else if (token == "mutex") p.mutex = true;
+    else if (token == "topology-aware") p.topology = true;
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  // HAMi: a comma list, or bare "numa", is a chain of sort keys; any other
+  // single value compares the whole string (binpack, mutex, else spread).
+  p.chain = text.find(',') != std::string_view::npos || text == "numa";
+  p.binpack = !p.chain && text == "binpack";
+  if (!p.chain) p.mutex = text == "mutex";
+  if (!p.chain) p.topology = text == "topology-aware";
+  return p;
+}
+
+float device_score(const Device& device, const DeviceUsage& usage, const ContainerRequest& request,
+                   const ScoringWeights& weights) {
+  if (device.slots == 0 || device.cores == 0 || device.memory_mib == 0) return 0.0f;
+  int32_t r = 0, c = 0;
+  int64_t m = 0;
+  if (request.wants_devices() && device.vendor == "NVIDIA") {
+    r = 1;
+    c = request.cores;
+    m = (request.memory_percent != 0 && request.memory_percent != kMemoryPercentUnset)
+            ? device.memory_mib * request.memory_percent / 100
+            : request.memory_mib;
+  }
+  // float arithmetic on purpose: HAMi computes in float32, and orderings
+  // and printed scores must match it bit for bit.
+  const float used_score = static_cast<float>(r + usage.slots) / static_cast<float>(device.slots);
+  const float core_score = static_cast<float>(c + usage.cores) / static_cast<float>(device.cores);
+  const float mem_score = static_cast<float>(m + usage.memory_mib) / static_cast<float>(device.memory_mib);
+  return 10.0f * (static_cast<float>(weights.slot) * used_score + static_cast<float>(weights.core) * core_score +
+                  static_cast<float>(weights.memory) * mem_score);
+}
+
+void order_devices(const NodeView& node, std::span<const DeviceUsage> usage, const ContainerRequest& request,
+                   const ScoringWeights& weights, const GpuPolicy& policy, bool numa_bind, std::vector<int>& order) {
+  const size_t n = node.device_count();
+  order.resize(n);
+  float scores_small[16];
+  std::vector<float> scores_big;
+  float* scores = scores_small;
+  if (n > 16) {
+    scores_big.resize(n);
+    scores = scores_big.data();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    order[i] = static_cast<int>(i);
+    scores[i] = device_score(node.device(i), usage[i], request, weights);
+  }
+  auto numa = [&](int i) { return node.device(static_cast<size_t>(i)).numa; };
+  auto used = [&](int i) { return usage[static_cast<size_t>(i)].slots; };
+
+  if (policy.chain) {
+    std::vector<SortKey> keys = policy.keys.empty() ? std::vector<SortKey>{SortKey::Spread} : policy.keys;
+    if (numa_bind && keys.front() != SortKey::Numa) {
+      keys.erase(std::remove(keys.begin(), keys.end(), SortKey::Numa), keys.end());
+      keys.insert(keys.begin(), SortKey::Numa);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      for (SortKey k : keys) {
+        switch (k) {
+          case SortKey::Binpack:
+            if (scores[a] != scores[b]) return scores[a] < scores[b];
+            break;
+          case SortKey::Spread:
+            if (scores[a] != scores[b]) return scores[a] > scores[b];
+            break;
+          case SortKey::Numa:
+            if (numa(a) != numa(b)) return numa(a) < numa(b);
+            break;
+        }
+      }
+      return node.device(static_cast<size_t>(a)).index < node.device(static_cast<size_t>(b)).index;
+    });
+    return;
+  }
+  // Single policy value. Go's sort keeps registration order among equals for
+  // small lists (insertion sort); a stable sort reproduces that.
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    if (policy.mutex) {
+      if (used(a) != used(b)) return used(a) > used(b);
+      return numa(a) < numa(b);
+    }
+    if (numa_bind) {
+      if (policy.binpack) {
+        if (numa(a) == numa(b)) return scores[a] < scores[b];
+        return numa(a) > numa(b);
+      }
+      if (numa(a) == numa(b)) return scores[a] > scores[b];
+      return numa(a) < numa(b);
+    }
+    if (policy.binpack) {
+      if (scores[a] != scores[b]) return scores[a] < scores[b];
+      return numa(a) < numa(b);
+    }
+    if (scores[a] != scores[b]) return scores[a] > scores[b];
+    return numa(a) < numa(b);
+  });
+}
+
+}  // namespace gpuslice::core
