@@ -1,12 +1,20 @@
 #include "gpuslice/core/cluster.hpp"
 
+#include <atomic>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 namespace gpuslice::core {
 
+uint64_t Cluster::next_epoch() {
+  static std::atomic<uint64_t> counter{0};
+  return ++counter;
+}
+
 size_t Cluster::add_node(Node node) {
+  epoch_.value = next_epoch();
+  changes_.clear();
   if (by_name_.count(node.name)) throw std::invalid_argument(fmt::format("duplicate node name '{}'", node.name));
   const size_t id = nodes_.size();
   by_name_.emplace(node.name, id);
@@ -44,6 +52,8 @@ void Cluster::clear_usage() {
   for (auto& u : usage_) u = {};
   for (auto& h : host_used_) h = {};
   for (auto& v : version_) ++v;
+  epoch_.value = next_epoch();
+  changes_.clear();
 }
 
 void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResources& host, int sign) {
@@ -74,6 +84,7 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
   host_used_[id].cpu_milli += sign * host.cpu_milli;
   host_used_[id].memory_mib += sign * host.memory_mib;
   ++version_[id];
+  changes_.push_back(static_cast<uint32_t>(id));
 }
 
 }  // namespace gpuslice::core

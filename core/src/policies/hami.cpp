@@ -18,11 +18,14 @@ std::string HamiPolicy::gpu_policy_for(const PodRequest& pod) const {
   return config_.gpu_policy;
 }
 
+double HamiPolicy::node_key(const NodeView& node) const { return hami_node_score(node); }
+
+// HAMi: only the exact value "spread" prefers low scores; anything else is binpack.
+int HamiPolicy::rank_sign(const PodRequest& pod) const { return hami_node_policy(pod) == "spread" ? -1 : 1; }
+
 NodeScore HamiPolicy::score(const NodeView& node, const PodRequest& pod, const PodAllocation&) {
-  const double shown = hami_node_score(node);
-  // HAMi: only the exact value "spread" sorts descending; anything else is binpack.
-  const bool spread = hami_node_policy(pod) == "spread";
-  return {spread ? -shown : shown, shown};
+  const double key = node_key(node);
+  return {rank_sign(pod) * key, key};
 }
 
 void register_hami_policies() {

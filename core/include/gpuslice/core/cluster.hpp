@@ -48,6 +48,13 @@ class Cluster {
   // Fleet totals (capacity), handy for metrics.
   size_t device_count() const { return usage_.size(); }
 
+  // Identity of this cluster's history, and the nodes changed since a point
+  // of it: lets an index follow the cluster without scanning every node.
+  // A new epoch (clear_usage, added nodes) means "rebuild from scratch".
+  uint64_t epoch() const { return epoch_.value; }
+  size_t change_count() const { return changes_.size(); }
+  uint32_t changed_node(size_t i) const { return changes_[i]; }
+
  private:
   void apply(size_t id, const PodAllocation& allocation, const HostResources& host, int sign);
 
@@ -56,6 +63,19 @@ class Cluster {
   std::vector<DeviceUsage> usage_;
   std::vector<HostResources> host_used_;
   std::vector<uint64_t> version_;
+  std::vector<uint32_t> changes_;
+  // A copy is a new history: it gets its own epoch.
+  struct Epoch {
+    uint64_t value = next_epoch();
+    Epoch() = default;
+    Epoch(const Epoch&) : value(next_epoch()) {}
+    Epoch& operator=(const Epoch&) {
+      value = next_epoch();
+      return *this;
+    }
+  };
+  Epoch epoch_;
+  static uint64_t next_epoch();
   std::unordered_map<std::string, size_t> by_name_;
 };
 

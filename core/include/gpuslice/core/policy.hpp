@@ -49,8 +49,12 @@ class Policy {
   virtual bool chooses_share_card() const { return false; }
 
   // True when the node score does not depend on the pod (HAMi's node score
-  // is usage before the pod): lets the scheduler keep nodes pre-ordered.
+  // is usage before the pod): then score(node, pod) must equal
+  // {rank_sign(pod) * node_key(node), node_key(node)}, and the scheduler
+  // keeps nodes pre-ordered by key instead of scoring all of them.
   virtual bool pod_independent_score() const { return false; }
+  virtual double node_key(const NodeView&) const { return 0; }
+  virtual int rank_sign(const PodRequest&) const { return 1; }
 
   // Ranks placing `pod` on `node` with `allocation` (usage before the pod).
   virtual NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;

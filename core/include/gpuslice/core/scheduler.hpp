@@ -9,6 +9,7 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/fit.hpp"
+#include "gpuslice/core/node_order.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/request.hpp"
 
@@ -40,6 +41,9 @@ enum class Detail {
   Minimal,  // only the choice (simulator hot path)
 };
 
+// Not thread-safe: one Scheduler per thread. A server (the extender) must
+// hold one lock across place() and commit() so two pods never take the same
+// capacity (HAMi's filter has no such lock: issues #2232, #1330).
 class Scheduler {
  public:
   // The pod's steering annotations override the policy's defaults.
@@ -50,7 +54,10 @@ class Scheduler {
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
 
  private:
+  Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy) const;
+
   mutable FitScratch scratch_;
+  mutable NodeOrderIndex order_;
 };
 
 // The HAMi event texts, exposed for the extender and tests.

@@ -24,6 +24,8 @@ class HamiPolicy final : public Policy {
   std::string_view hami_node_policy(const PodRequest& pod) const override;
   std::string gpu_policy_for(const PodRequest& pod) const override;
   bool pod_independent_score() const override { return true; }
+  double node_key(const NodeView& node) const override;
+  int rank_sign(const PodRequest& pod) const override;
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override;
 
  private:
