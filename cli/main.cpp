@@ -1,7 +1,6 @@
 // gpuslice: one binary, one subcommand per front end of the placement core.
-#include <iostream>
-
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "gpuslice/core/errors.hpp"
 #include "place_command.hpp"

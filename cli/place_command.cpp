@@ -17,14 +17,18 @@ struct PlaceArgs {
 
 void register_place_command(CLI::App& app) {
   auto args = std::make_shared<PlaceArgs>();
-  auto* cmd = app.add_subcommand("place", "Place one pod on a fleet of HAMi nodes, as HAMi's scheduler would");
+  auto* cmd =
+      app.add_subcommand("place", "Place one pod on a fleet of HAMi nodes, as HAMi's scheduler would");
   cmd->add_option("--nodes", args->nodes, "Node manifests (YAML, multi-document or a v1 List)")->required();
   cmd->add_option("--pod", args->pod, "the Pod to place, as a user writes it")->required();
-  cmd->add_option("--existing", args->existing, "already placed Pods (hami.io/vgpu-node + vgpu-devices-allocated)");
-  cmd->add_option("--node-policy", args->node_policy, "binpack | spread (default: the pod's annotation, then binpack)");
-  cmd->add_option("--gpu-policy", args->gpu_policy,
-                  "binpack | spread | topology-aware | mutex | numa or a comma chain (default: the pod's annotation, "
-                  "then spread)");
+  cmd->add_option("--existing", args->existing,
+                  "already placed Pods (hami.io/vgpu-node + vgpu-devices-allocated)");
+  cmd->add_option("--node-policy", args->node_policy,
+                  "binpack | spread (default: the pod's annotation, then binpack)");
+  cmd->add_option(
+      "--gpu-policy", args->gpu_policy,
+      "binpack | spread | topology-aware | mutex | numa or a comma chain (default: the pod's annotation, "
+      "then spread)");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args] {
     core::PlaceRequest req;
@@ -34,8 +38,10 @@ void register_place_command(CLI::App& app) {
     if (!args->node_policy.empty()) req.node_policy = args->node_policy;
     if (!args->gpu_policy.empty()) req.gpu_policy = args->gpu_policy;
     auto outcome = core::place(req);
-    if (args->json) std::cout << core::to_json(outcome).dump(2) << "\n";
-    else std::cout << core::to_text(outcome);
+    if (args->json)
+      std::cout << core::to_json(outcome).dump(2) << "\n";
+    else
+      std::cout << core::to_text(outcome);
     if (!outcome.decision.placed()) throw CLI::RuntimeError(1);
   });
 }

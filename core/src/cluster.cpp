@@ -1,9 +1,9 @@
 #include "gpuslice/core/cluster.hpp"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace gpuslice::core {
 
@@ -15,7 +15,8 @@ uint64_t Cluster::next_epoch() {
 size_t Cluster::add_node(Node node) {
   epoch_.value = next_epoch();
   changes_.clear();
-  if (by_name_.count(node.name)) throw std::invalid_argument(fmt::format("duplicate node name '{}'", node.name));
+  if (by_name_.count(node.name))
+    throw std::invalid_argument(fmt::format("duplicate node name '{}'", node.name));
   const size_t id = nodes_.size();
   by_name_.emplace(node.name, id);
   first_device_.push_back(static_cast<uint32_t>(usage_.size()));
@@ -61,8 +62,8 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
   auto charges = effective_charges(allocation);
   for (const auto& c : charges) {
     if (c.device < 0 || static_cast<size_t>(c.device) >= node.devices.size())
-      throw std::logic_error(fmt::format("allocation names card {} of node '{}' which has {}", c.device, node.name,
-                                         node.devices.size()));
+      throw std::logic_error(fmt::format("allocation names card {} of node '{}' which has {}", c.device,
+                                         node.name, node.devices.size()));
   }
   auto* base = usage_.data() + first_device_[id];
   if (sign < 0) {
@@ -70,7 +71,8 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
     for (const auto& c : charges) {
       const auto& u = base[c.device];
       if (u.slots < c.usage.slots || u.memory_mib < c.usage.memory_mib || u.cores < c.usage.cores)
-        throw std::logic_error(fmt::format("release of more than is held on node '{}' card {}", node.name, c.device));
+        throw std::logic_error(
+            fmt::format("release of more than is held on node '{}' card {}", node.name, c.device));
     }
     if (host_used_[id].cpu_milli < host.cpu_milli || host_used_[id].memory_mib < host.memory_mib)
       throw std::logic_error(fmt::format("release of more host resources than held on node '{}'", node.name));

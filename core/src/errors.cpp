@@ -4,7 +4,8 @@
 
 namespace gpuslice::core {
 
-static std::string where(const std::string& file, int line, const std::string& field, const std::string& what) {
+static std::string where(const std::string& file, int line, const std::string& field,
+                         const std::string& what) {
   std::string out = file;
   if (line > 0) out += fmt::format(":{}", line);
   out += ": ";

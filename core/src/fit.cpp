@@ -45,7 +45,8 @@ bool type_allowed(const Selectors& sel, const Device& dev) {
 // HAMi CheckUUID: exact match.
 bool uuid_allowed(const Selectors& sel, const Device& dev) {
   auto any_match = [&](const std::vector<std::string>& list) {
-    return std::any_of(list.begin(), list.end(), [&](const std::string& u) { return trimmed(u) == dev.uuid; });
+    return std::any_of(list.begin(), list.end(),
+                       [&](const std::string& u) { return trimmed(u) == dev.uuid; });
   };
   if (!sel.use_uuids.empty() && !any_match(sel.use_uuids)) return false;
   if (!sel.nouse_uuids.empty() && any_match(sel.nouse_uuids)) return false;
@@ -53,7 +54,8 @@ bool uuid_allowed(const Selectors& sel, const Device& dev) {
 }
 
 bool is_cordoned(const Node& node, const Device& dev) {
-  return std::find(node.cordoned_uuids.begin(), node.cordoned_uuids.end(), dev.uuid) != node.cordoned_uuids.end();
+  return std::find(node.cordoned_uuids.begin(), node.cordoned_uuids.end(), dev.uuid) !=
+         node.cordoned_uuids.end();
 }
 
 int32_t clamped_cores(const ContainerRequest& r) { return std::min<int32_t>(r.cores, 100); }
@@ -82,8 +84,8 @@ std::optional<Reason> pre_numa_check(const Node& node, const Device& dev, const 
 // One container on one node (HAMi fitInDevices + nvidia Fit). On success
 // the picks are charged to `usage`.
 bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const PodRequest& pod,
-                   const ContainerRequest& req, const GpuPolicy& policy, FitScratch& s, std::vector<DeviceGrant>& out,
-                   std::string& reason) {
+                   const ContainerRequest& req, const GpuPolicy& policy, FitScratch& s,
+                   std::vector<DeviceGrant>& out, std::string& reason) {
   const Node& n = *node.node;
   const int cards = static_cast<int>(n.devices.size());
   if (req.count > cards) {
@@ -145,7 +147,8 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
     }
   }
   if (!ok) {
-    if (!s.picks.empty()) tally.set(Reason::AllocatedCardsInsufficientRequest, static_cast<int>(s.picks.size()));
+    if (!s.picks.empty())
+      tally.set(Reason::AllocatedCardsInsufficientRequest, static_cast<int>(s.picks.size()));
     reason = tally.format(cards);
     return false;
   }
@@ -162,10 +165,12 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
 std::optional<std::string> host_check(const NodeView& node, const PodRequest& pod) {
   const auto& cap = node.node->capacity;
   const bool cpu_short = cap.cpu_milli > 0 && node.host_used.cpu_milli + pod.host.cpu_milli > cap.cpu_milli;
-  const bool mem_short = cap.memory_mib > 0 && node.host_used.memory_mib + pod.host.memory_mib > cap.memory_mib;
+  const bool mem_short =
+      cap.memory_mib > 0 && node.host_used.memory_mib + pod.host.memory_mib > cap.memory_mib;
   if (!cpu_short && !mem_short) return std::nullopt;
   if (cpu_short && mem_short)
-    return std::string(reason_name(Reason::InsufficientCpu)) + ", " + std::string(reason_name(Reason::InsufficientMemory));
+    return std::string(reason_name(Reason::InsufficientCpu)) + ", " +
+           std::string(reason_name(Reason::InsufficientMemory));
   return std::string(reason_name(cpu_short ? Reason::InsufficientCpu : Reason::InsufficientMemory));
 }
 
@@ -187,7 +192,8 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
     const auto& req = pod.init_containers[i];
     if (!req.wants_devices()) continue;
     s.usage.assign(node.usage.begin(), node.usage.end());
-    if (!fit_container(node, s.usage, pod, req, gpu_policy, s, result.allocation.containers[i], result.reason))
+    if (!fit_container(node, s.usage, pod, req, gpu_policy, s, result.allocation.containers[i],
+                       result.reason))
       return result;
   }
   // App containers run together: each sees what the previous ones took.
@@ -203,8 +209,8 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
   return result;
 }
 
-std::vector<int> fitting_cards(const NodeView& node, std::span<const DeviceUsage> usage, const PodRequest& pod,
-                               const ContainerRequest& request) {
+std::vector<int> fitting_cards(const NodeView& node, std::span<const DeviceUsage> usage,
+                               const PodRequest& pod, const ContainerRequest& request) {
   std::vector<int> cards;
   const Node& n = *node.node;
   for (size_t d = 0; d < n.devices.size(); ++d) {

@@ -19,18 +19,24 @@ GpuPolicy GpuPolicy::parse(std::string_view text) {
   size_t pos = 0;
   while (true) {
     size_t comma = text.find(',', pos);
-    std::string_view token = trim(text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    std::string_view token =
+        trim(text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
     auto add = [&](SortKey k) {
       if (!seen[static_cast<int>(k)]) {
         seen[static_cast<int>(k)] = true;
         p.keys.push_back(k);
       }
     };
-    if (token == "binpack") add(SortKey::Binpack);
-    else if (token == "spread") add(SortKey::Spread);
-    else if (token == "numa") add(SortKey::Numa);
-    else if (token == "mutex") p.mutex = true;
-    else if (token == "topology-aware") p.topology = true;
+    if (token == "binpack")
+      add(SortKey::Binpack);
+    else if (token == "spread")
+      add(SortKey::Spread);
+    else if (token == "numa")
+      add(SortKey::Numa);
+    else if (token == "mutex")
+      p.mutex = true;
+    else if (token == "topology-aware")
+      p.topology = true;
     if (comma == std::string_view::npos) break;
     pos = comma + 1;
   }
@@ -60,12 +66,14 @@ float device_score(const Device& device, const DeviceUsage& usage, const Contain
   const float used_score = static_cast<float>(r + usage.slots) / static_cast<float>(device.slots);
   const float core_score = static_cast<float>(c + usage.cores) / static_cast<float>(device.cores);
   const float mem_score = static_cast<float>(m + usage.memory_mib) / static_cast<float>(device.memory_mib);
-  return 10.0f * (static_cast<float>(weights.slot) * used_score + static_cast<float>(weights.core) * core_score +
-                  static_cast<float>(weights.memory) * mem_score);
+  return 10.0f *
+         (static_cast<float>(weights.slot) * used_score + static_cast<float>(weights.core) * core_score +
+          static_cast<float>(weights.memory) * mem_score);
 }
 
 void order_devices(const NodeView& node, std::span<const DeviceUsage> usage, const ContainerRequest& request,
-                   const ScoringWeights& weights, const GpuPolicy& policy, bool numa_bind, std::vector<int>& order) {
+                   const ScoringWeights& weights, const GpuPolicy& policy, bool numa_bind,
+                   std::vector<int>& order) {
   const size_t n = node.device_count();
   order.resize(n);
   float scores_small[16];

@@ -22,11 +22,15 @@ void check_policy_flag(const std::optional<std::string>& value, const char* flag
 void charge_existing(Cluster& cluster, const TextInput& input, const codec::RequestDefaults& defaults) {
   for (const auto& doc : codec::parse_pods(input.text, input.source, defaults)) {
     const auto where = [&](const char* field, const std::string& what, int line) {
-      return InputError(input.source, line ? line : doc.line, field, fmt::format("pod '{}': {}", doc.request.name, what));
+      return InputError(input.source, line ? line : doc.line, field,
+                        fmt::format("pod '{}': {}", doc.request.name, what));
     };
-    if (doc.assigned_node.empty()) throw where("metadata.annotations.hami.io/vgpu-node", "a placed pod needs its node", 0);
+    if (doc.assigned_node.empty())
+      throw where("metadata.annotations.hami.io/vgpu-node", "a placed pod needs its node", 0);
     auto id = cluster.find(doc.assigned_node);
-    if (!id) throw where("metadata.annotations.hami.io/vgpu-node", fmt::format("unknown node '{}'", doc.assigned_node), 0);
+    if (!id)
+      throw where("metadata.annotations.hami.io/vgpu-node",
+                  fmt::format("unknown node '{}'", doc.assigned_node), 0);
     PodAllocation allocation;
     try {
       auto text = codec::decode_allocation_text(doc.allocated);
@@ -48,7 +52,8 @@ PlaceOutcome place(const PlaceRequest& request) {
   if (nodes.empty()) throw InputError(request.nodes.source, 0, "kind", "no Node objects found");
   for (auto& n : nodes) {
     if (out.cluster.find(n.node.name))
-      throw InputError(request.nodes.source, n.line, "metadata.name", fmt::format("duplicate node '{}'", n.node.name));
+      throw InputError(request.nodes.source, n.line, "metadata.name",
+                       fmt::format("duplicate node '{}'", n.node.name));
     out.cluster.add_node(std::move(n.node));
   }
   if (request.existing) charge_existing(out.cluster, *request.existing, request.defaults);
@@ -72,21 +77,24 @@ PlaceOutcome place(const PlaceRequest& request) {
   Scheduler scheduler;
   out.decision = scheduler.place(out.cluster, out.pod, policy, Detail::Full);
   if (out.decision.placed())
-    out.allocation_annotation = codec::encode_allocation(out.decision.allocation, out.cluster.node(*out.decision.node));
+    out.allocation_annotation =
+        codec::encode_allocation(out.decision.allocation, out.cluster.node(*out.decision.node));
   return out;
 }
 
 nlohmann::ordered_json to_json(const PlaceOutcome& o) {
   nlohmann::ordered_json j;
   const auto& d = o.decision;
-  j["node"] = d.placed() ? nlohmann::ordered_json(o.cluster.node(*d.node).name) : nlohmann::ordered_json(nullptr);
+  j["node"] =
+      d.placed() ? nlohmann::ordered_json(o.cluster.node(*d.node).name) : nlohmann::ordered_json(nullptr);
   j["score"] = d.placed() ? d.score : 0.0;
   j["allocation"] = o.allocation_annotation;
   nlohmann::ordered_json failed = nlohmann::ordered_json::object();
   for (const auto& [id, reason] : d.failed) failed[o.cluster.node(id).name] = reason;
   j["failed_nodes"] = std::move(failed);
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
-  for (const auto& e : d.events) events.push_back({{"type", e.type}, {"reason", e.reason}, {"message", e.message}});
+  for (const auto& e : d.events)
+    events.push_back({{"type", e.type}, {"reason", e.reason}, {"message", e.message}});
   j["events"] = std::move(events);
   return j;
 }
@@ -109,8 +117,8 @@ std::string to_text(const PlaceOutcome& o) {
       }
       for (const auto& g : grants) {
         const auto& dev = node.devices[static_cast<size_t>(g.device)];
-        out += fmt::format("  {}: card {} {} ({}): {} of {} MiB, {}% cores\n", label, dev.index, dev.uuid, dev.type,
-                           g.memory_mib, dev.memory_mib, g.cores);
+        out += fmt::format("  {}: card {} {} ({}): {} of {} MiB, {}% cores\n", label, dev.index, dev.uuid,
+                           dev.type, g.memory_mib, dev.memory_mib, g.cores);
       }
     }
     out += fmt::format("  annotation hami.io/vgpu-devices-allocated: {}\n", o.allocation_annotation);
@@ -119,7 +127,8 @@ std::string to_text(const PlaceOutcome& o) {
   }
   if (!d.failed.empty()) {
     out += "nodes that do not fit:\n";
-    for (const auto& [id, reason] : d.failed) out += fmt::format("  {}: {}\n", o.cluster.node(id).name, reason);
+    for (const auto& [id, reason] : d.failed)
+      out += fmt::format("  {}: {}\n", o.cluster.node(id).name, reason);
   }
   out += "events:\n";
   for (const auto& e : d.events) out += fmt::format("  {:<8} {:<17} {}\n", e.type, e.reason, e.message);

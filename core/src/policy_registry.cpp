@@ -1,8 +1,8 @@
+#include <fmt/format.h>
+
 #include <map>
 #include <mutex>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "gpuslice/core/policy.hpp"
 
@@ -31,13 +31,16 @@ std::string Policy::gpu_policy_for(const PodRequest& pod) const {
   return pod.gpu_policy.empty() ? default_gpu_policy_ : pod.gpu_policy;
 }
 
-void register_policy(std::string name, PolicyFactory factory) { registry()[std::move(name)] = std::move(factory); }
+void register_policy(std::string name, PolicyFactory factory) {
+  registry()[std::move(name)] = std::move(factory);
+}
 
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyArgs& args) {
   ensure_registered();
   auto it = registry().find(name);
   if (it == registry().end())
-    throw std::invalid_argument(fmt::format("unknown policy '{}' (known: {})", name, fmt::join(policy_names(), ", ")));
+    throw std::invalid_argument(
+        fmt::format("unknown policy '{}' (known: {})", name, fmt::join(policy_names(), ", ")));
   return it->second(args);
 }
 

@@ -1,28 +1,45 @@
 #include "gpuslice/core/reasons.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace gpuslice::core {
 
 std::string_view reason_name(Reason r) {
   switch (r) {
-    case Reason::CardTypeMismatch: return "CardTypeMismatch";
-    case Reason::CardUuidMismatch: return "CardUuidMismatch";
-    case Reason::CardTimeSlicingExhausted: return "CardTimeSlicingExhausted";
-    case Reason::CardComputeUnitsExhausted: return "CardComputeUnitsExhausted";
-    case Reason::CardInsufficientMemory: return "CardInsufficientMemory";
-    case Reason::CardInsufficientCore: return "CardInsufficientCore";
-    case Reason::CardNotHealth: return "CardNotHealth";
-    case Reason::CardCordoned: return "CardCordoned";
-    case Reason::NumaNotFit: return "NumaNotFit";
-    case Reason::ExclusiveDeviceAllocateConflict: return "ExclusiveDeviceAllocateConflict";
-    case Reason::ResourceQuotaNotFit: return "ResourceQuotaNotFit";
-    case Reason::AllocatedCardsInsufficientRequest: return "AllocatedCardsInsufficientRequest";
-    case Reason::NodeInsufficientDevice: return "NodeInsufficientDevice";
-    case Reason::InsufficientCpu: return "Insufficient cpu";
-    case Reason::InsufficientMemory: return "Insufficient memory";
-    case Reason::kCount: break;
+    case Reason::CardTypeMismatch:
+      return "CardTypeMismatch";
+    case Reason::CardUuidMismatch:
+      return "CardUuidMismatch";
+    case Reason::CardTimeSlicingExhausted:
+      return "CardTimeSlicingExhausted";
+    case Reason::CardComputeUnitsExhausted:
+      return "CardComputeUnitsExhausted";
+    case Reason::CardInsufficientMemory:
+      return "CardInsufficientMemory";
+    case Reason::CardInsufficientCore:
+      return "CardInsufficientCore";
+    case Reason::CardNotHealth:
+      return "CardNotHealth";
+    case Reason::CardCordoned:
+      return "CardCordoned";
+    case Reason::NumaNotFit:
+      return "NumaNotFit";
+    case Reason::ExclusiveDeviceAllocateConflict:
+      return "ExclusiveDeviceAllocateConflict";
+    case Reason::ResourceQuotaNotFit:
+      return "ResourceQuotaNotFit";
+    case Reason::AllocatedCardsInsufficientRequest:
+      return "AllocatedCardsInsufficientRequest";
+    case Reason::NodeInsufficientDevice:
+      return "NodeInsufficientDevice";
+    case Reason::InsufficientCpu:
+      return "Insufficient cpu";
+    case Reason::InsufficientMemory:
+      return "Insufficient memory";
+    case Reason::kCount:
+      break;
   }
   return "Unknown";
 }
@@ -34,7 +51,8 @@ bool ReasonTally::empty() const {
 std::string ReasonTally::format(int cards) const {
   std::vector<std::string> parts;
   for (size_t i = 0; i < kReasonCount; ++i)
-    if (counts_[i] != 0) parts.push_back(fmt::format("{}/{} {}", counts_[i], cards, reason_name(static_cast<Reason>(i))));
+    if (counts_[i] != 0)
+      parts.push_back(fmt::format("{}/{} {}", counts_[i], cards, reason_name(static_cast<Reason>(i))));
   std::sort(parts.begin(), parts.end());
   return fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -47,7 +65,8 @@ std::vector<std::string> parse_reason_names(std::string_view formatted) {
   size_t pos = 0;
   while (pos < formatted.size()) {
     size_t end = formatted.find(", ", pos);
-    std::string_view part = formatted.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    std::string_view part =
+        formatted.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
     size_t space = part.find(' ');
     size_t slash = part.find('/');
     if (space != std::string_view::npos && slash != std::string_view::npos && slash < space) {

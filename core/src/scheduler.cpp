@@ -1,9 +1,9 @@
 #include "gpuslice/core/scheduler.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 namespace gpuslice::core {
 
@@ -63,7 +63,7 @@ Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod,
   Decision decision;
   order_.sync(cluster, policy);
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
-  order_.visit_in_rank_order(policy.rank_sign(pod), [&](size_t id, double key) {
+  order_.visit_in_rank_order(policy.rank_sign(pod), pod, [&](size_t id, double key) {
     const NodeView view = cluster.view(id);
     if (!may_fit(view, pod)) return false;
     FitResult fit = fit_pod(view, pod, gpu, scratch_);
@@ -76,7 +76,8 @@ Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod,
   return decision;
 }
 
-Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail) const {
+Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy,
+                          Detail detail) const {
   if (detail == Detail::Minimal && policy.pod_independent_score()) return place_by_rank(cluster, pod, policy);
   Decision decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
@@ -133,10 +134,11 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
   }
   if (full) {
     // HAMi sorts the fitting nodes so the chosen one is last.
-    std::stable_sort(decision.fitting.begin(), decision.fitting.end(), [](const FittingNode& a, const FittingNode& b) {
-      if (a.score.rank != b.score.rank) return a.score.rank < b.score.rank;
-      return a.node > b.node;
-    });
+    std::stable_sort(decision.fitting.begin(), decision.fitting.end(),
+                     [](const FittingNode& a, const FittingNode& b) {
+                       if (a.score.rank != b.score.rank) return a.score.rank < b.score.rank;
+                       return a.node > b.node;
+                     });
     if (decision.placed()) {
       decision.events.push_back({"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision)});
     } else {
@@ -157,8 +159,9 @@ std::string filtering_succeed_message(const Cluster& cluster, const Decision& de
   scores.reserve(decision.fitting.size());
   for (const auto& f : decision.fitting)
     scores.push_back(fmt::format("{}:{:.2f}", cluster.node(f.node).name, static_cast<float>(f.score.shown)));
-  return fmt::format("find fit node({}), {} nodes not fit, {} nodes fit({})", cluster.node(*decision.node).name,
-                     cluster.size() - decision.fitting.size(), decision.fitting.size(), fmt::join(scores, ","));
+  return fmt::format("find fit node({}), {} nodes not fit, {} nodes fit({})",
+                     cluster.node(*decision.node).name, cluster.size() - decision.fitting.size(),
+                     decision.fitting.size(), fmt::join(scores, ","));
 }
 
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision) {

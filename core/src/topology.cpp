@@ -9,8 +9,8 @@ namespace {
 
 // Cards are vertices; an edge carries the pair score the device plugin
 // published (HAMi reads scores[a][b]; a missing pair scores 0).
-using CardGraph = boost::adjacency_matrix<boost::directedS, boost::no_property,
-                                          boost::property<boost::edge_weight_t, int>>;
+using CardGraph =
+    boost::adjacency_matrix<boost::directedS, boost::no_property, boost::property<boost::edge_weight_t, int>>;
 
 CardGraph build_graph(const Node& node) {
   const size_t n = node.devices.size();
@@ -30,12 +30,18 @@ int pair_score(const CardGraph& g, int a, int b) {
 
 int link_weight(LinkKind kind) {
   switch (kind) {
-    case LinkKind::CrossCPU: return 10;
-    case LinkKind::SameCPU: return 20;
-    case LinkKind::HostBridge: return 30;
-    case LinkKind::MultiSwitch: return 40;
-    case LinkKind::SingleSwitch: return 50;
-    case LinkKind::SameBoard: return 60;
+    case LinkKind::CrossCPU:
+      return 10;
+    case LinkKind::SameCPU:
+      return 20;
+    case LinkKind::HostBridge:
+      return 30;
+    case LinkKind::MultiSwitch:
+      return 40;
+    case LinkKind::SingleSwitch:
+      return 50;
+    case LinkKind::SameBoard:
+      return 60;
   }
   return 0;
 }

@@ -1,8 +1,7 @@
 // gpuslice place's service on the bundled examples (the seed lab manifests).
+#include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
-
-#include <catch2/catch.hpp>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/place.hpp"
@@ -38,9 +37,10 @@ TEST_CASE("third 4000 MiB slice on the lab T4 fits with HAMi's event text", "[pl
 
 TEST_CASE("bad input names file, line and field", "[place][errors]") {
   PlaceRequest req;
-  req.nodes = {"apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
-               "    hami.io/node-nvidia-register: 'GPU-0,ten,1000,100,T4,0,true:'\n",
-               "nodes.yaml"};
+  req.nodes = {
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
+      "    hami.io/node-nvidia-register: 'GPU-0,ten,1000,100,T4,0,true:'\n",
+      "nodes.yaml"};
   req.pod = file("examples/place/gpumem-pod-a.yaml");
   try {
     place(req);
@@ -52,9 +52,10 @@ TEST_CASE("bad input names file, line and field", "[place][errors]") {
     CHECK_THAT(e.what(), Catch::Contains("count"));
   }
   req.nodes = file("examples/place/t4-node.yaml");
-  req.pod = {"kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    resources:\n      limits:\n"
-             "        nvidia.com/gpumem: \"1.5\"\n",
-             "pod.yaml"};
+  req.pod = {
+      "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    resources:\n      limits:\n"
+      "        nvidia.com/gpumem: \"1.5\"\n",
+      "pod.yaml"};
   try {
     place(req);
     FAIL("expected an InputError");

@@ -1,8 +1,7 @@
 // The ranked fast path (pod-independent policies, Detail::Minimal) must
 // choose exactly what the full scan chooses, pod after pod.
-#include <random>
-
 #include <catch2/catch.hpp>
+#include <random>
 
 #include "gpuslice/core/policies/hami.hpp"
 #include "gpuslice/core/scheduler.hpp"
@@ -44,10 +43,26 @@ PodRequest random_pod(std::mt19937_64& rng, int i) {
   ContainerRequest r;
   std::uniform_int_distribution<int> kind(0, 3), count(1, 4), mem(1, 20), cores(0, 10);
   switch (kind(rng)) {
-    case 0: r.count = 1; r.memory_mib = mem(rng) * 1000; r.cores = cores(rng) * 10; break;
-    case 1: r.count = count(rng); r.memory_percent = 100; r.cores = 100; break;
-    case 2: r.count = 1; r.memory_percent = 25 * (1 + kind(rng)); r.cores = 30; break;
-    default: r.count = 2; r.memory_mib = 4000; r.cores = 0; break;
+    case 0:
+      r.count = 1;
+      r.memory_mib = mem(rng) * 1000;
+      r.cores = cores(rng) * 10;
+      break;
+    case 1:
+      r.count = count(rng);
+      r.memory_percent = 100;
+      r.cores = 100;
+      break;
+    case 2:
+      r.count = 1;
+      r.memory_percent = 25 * (1 + kind(rng));
+      r.cores = 30;
+      break;
+    default:
+      r.count = 2;
+      r.memory_mib = 4000;
+      r.cores = 0;
+      break;
   }
   p.containers.push_back(r);
   p.host = {std::uniform_int_distribution<int64_t>(0, 16)(rng) * 1000, 8192};

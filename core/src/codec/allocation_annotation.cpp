@@ -1,8 +1,8 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 
-#include <charconv>
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 #include "gpuslice/core/errors.hpp"
 
@@ -57,7 +57,8 @@ AllocationText decode_allocation_text(std::string_view text) {
         continue;
       }
       auto f = split(entry, ',');
-      if (f.size() < 4) throw CodecError(fmt::format("device entry '{}' has {} fields, want 4", entry, f.size()));
+      if (f.size() < 4)
+        throw CodecError(fmt::format("device entry '{}' has {} fields, want 4", entry, f.size()));
       if (f[0].empty()) throw CodecError(fmt::format("device entry '{}' has an empty UUID", entry));
       grants.push_back({std::string(f[0]), std::string(f[1]), parse_int<int32_t>(f[2], "memory"),
                         parse_int<int32_t>(f[3], "cores")});
@@ -76,7 +77,8 @@ PodAllocation resolve_allocation(const AllocationText& text, const Node& node, s
       int pos = -1;
       for (size_t i = 0; i < node.devices.size(); ++i)
         if (node.devices[i].uuid == g.uuid) pos = static_cast<int>(i);
-      if (pos < 0) throw CodecError(fmt::format("card '{}' is not registered on node '{}'", g.uuid, node.name));
+      if (pos < 0)
+        throw CodecError(fmt::format("card '{}' is not registered on node '{}'", g.uuid, node.name));
       grants.push_back({pos, g.memory_mib, g.cores});
     }
     a.containers.push_back(std::move(grants));

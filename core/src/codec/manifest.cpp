@@ -1,10 +1,10 @@
 #include "gpuslice/core/codec/manifest.hpp"
 
-#include <algorithm>
-#include <limits>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
@@ -54,7 +54,8 @@ std::vector<YAML::Node> load_documents(std::string_view text, const std::string&
   std::vector<YAML::Node> objects;
   for (const auto& d : docs) {
     if (!d || d.IsNull()) continue;
-    if (!d.IsMap()) throw InputError(source, line_of(d), "", "a document must be a Kubernetes object (a mapping)");
+    if (!d.IsMap())
+      throw InputError(source, line_of(d), "", "a document must be a Kubernetes object (a mapping)");
     YAML::Node kind = get(d, "kind");
     if (kind && kind.IsScalar() && (kind.Scalar() == "List" || kind.Scalar().ends_with("List"))) {
       YAML::Node items = get(d, "items");
@@ -91,17 +92,20 @@ std::vector<std::string> comma_list(const std::string& s) {
   return out;
 }
 
-bool parse_bool_annotation(const Doc& doc, const YAML::Node& at, const std::string& field, const std::string& v) {
+bool parse_bool_annotation(const Doc& doc, const YAML::Node& at, const std::string& field,
+                           const std::string& v) {
   if (v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True") return true;
   if (v == "0" || v == "f" || v == "F" || v == "false" || v == "FALSE" || v == "False") return false;
   doc.fail(at, field, fmt::format("'{}' is not a boolean", v));
 }
 
-ScoringWeights parse_weights(const Doc& doc, const YAML::Node& at, const std::string& field, const std::string& v) {
+ScoringWeights parse_weights(const Doc& doc, const YAML::Node& at, const std::string& field,
+                             const std::string& v) {
   ScoringWeights w{0, 0, 0};
   auto parts = comma_list(v);
   if (std::count(v.begin(), v.end(), ',') != 2 || parts.size() != 3)
-    doc.fail(at, field, fmt::format("'{}': expected slot, core and memory weights like slot=1,core=1,memory=3", v));
+    doc.fail(at, field,
+             fmt::format("'{}': expected slot, core and memory weights like slot=1,core=1,memory=3", v));
   bool seen[3] = {false, false, false};
   for (const auto& p : parts) {
     auto eq = p.find('=');
@@ -124,14 +128,18 @@ ScoringWeights parse_weights(const Doc& doc, const YAML::Node& at, const std::st
     seen[idx] = true;
     (idx == 0 ? w.slot : idx == 1 ? w.core : w.memory) = n;
   }
-  if (w.slot == 0 && w.core == 0 && w.memory == 0) doc.fail(at, field, fmt::format("'{}': one weight must be positive", v));
+  if (w.slot == 0 && w.core == 0 && w.memory == 0)
+    doc.fail(at, field, fmt::format("'{}': one weight must be positive", v));
   return w;
 }
 
-void validate_gpu_policy(const Doc& doc, const YAML::Node& at, const std::string& field, const std::string& v) {
+void validate_gpu_policy(const Doc& doc, const YAML::Node& at, const std::string& field,
+                         const std::string& v) {
   for (const auto& token : comma_list(v))
-    if (token != "binpack" && token != "spread" && token != "topology-aware" && token != "mutex" && token != "numa")
-      doc.fail(at, field, fmt::format("unknown GPU policy '{}' (binpack, spread, topology-aware, mutex, numa)", token));
+    if (token != "binpack" && token != "spread" && token != "topology-aware" && token != "mutex" &&
+        token != "numa")
+      doc.fail(at, field,
+               fmt::format("unknown GPU policy '{}' (binpack, spread, topology-aware, mutex, numa)", token));
   if (comma_list(v).empty()) doc.fail(at, field, "empty GPU policy");
 }
 
@@ -171,13 +179,14 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
   if (get(c, "name")) r.name = doc.scalar(get(c, "name"), where + "name");
   YAML::Node res = doc.map_at(c, "resources", where + "resources");
   Resources rs{doc, res ? doc.map_at(res, "limits", where + "resources.limits") : YAML::Node(),
-               res ? doc.map_at(res, "requests", where + "resources.requests") : YAML::Node(), where + "resources."};
+               res ? doc.map_at(res, "requests", where + "resources.requests") : YAML::Node(),
+               where + "resources."};
 
   // Host CPU / memory: requests, else limits (Kubernetes defaults requests to limits).
   auto host_value = [&](const char* name, bool mib) -> int64_t {
     // Never assign to an invalid yaml-cpp node (it throws): pick, then bind.
     YAML::Node n = Resources::lookup(rs.requests, name) ? Resources::lookup(rs.requests, name)
-                                                         : Resources::lookup(rs.limits, name);
+                                                        : Resources::lookup(rs.limits, name);
     if (!n) return 0;
     int64_t m = rs.milli(n, where + "resources." + name);
     if (m < 0) doc.fail(n, where + "resources." + name, "must not be negative");
@@ -191,10 +200,13 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
   const bool has_pct = rs.has(def.resource_memory_percentage);
   const bool has_cores = rs.has(def.resource_cores);
   int64_t count = 0;
-  if (has_count) count = rs.integer(def.resource_count);
-  else if ((has_mem || has_pct || has_cores) && def.default_gpu_num > 0) count = def.default_gpu_num;  // webhook
+  if (has_count)
+    count = rs.integer(def.resource_count);
+  else if ((has_mem || has_pct || has_cores) && def.default_gpu_num > 0)
+    count = def.default_gpu_num;  // webhook
   if (count < 0) doc.fail(rs.find(def.resource_count), where + def.resource_count, "must not be negative");
-  if (count > 1024) doc.fail(rs.find(def.resource_count), where + def.resource_count, "is unreasonably large");
+  if (count > 1024)
+    doc.fail(rs.find(def.resource_count), where + def.resource_count, "is unreasonably large");
   if (rs.has(def.resource_priority)) r.priority = static_cast<int32_t>(rs.integer(def.resource_priority));
   if (count == 0) return r;
   r.count = static_cast<int32_t>(count);
@@ -217,8 +229,10 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
   bool exclusive_default = false;
   if (!has_cores) exclusive_default = has_pct ? pct == 100 : !has_mem;
   if (pct == kMemoryPercentUnset && mem == 0) {
-    if (def.default_memory_mib != 0) mem = def.default_memory_mib;
-    else pct = 100;
+    if (def.default_memory_mib != 0)
+      mem = def.default_memory_mib;
+    else
+      pct = 100;
   }
   r.memory_mib = mem;
   r.memory_percent = static_cast<int32_t>(pct);
@@ -249,20 +263,29 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
       const std::string field = "metadata.annotations." + key;
       const YAML::Node& vn = it->second;
       const std::string v = doc.scalar(vn, field);
-      if (key == "nvidia.com/use-gputype") p.selectors.use_types = comma_list(v);
-      else if (key == "nvidia.com/nouse-gputype") p.selectors.nouse_types = comma_list(v);
-      else if (key == "nvidia.com/use-gpuuuid") p.selectors.use_uuids = comma_list(v);
-      else if (key == "nvidia.com/nouse-gpuuuid") p.selectors.nouse_uuids = comma_list(v);
-      else if (key == "nvidia.com/numa-bind") p.selectors.numa_bind = parse_bool_annotation(doc, vn, field, v);
-      else if (key == "nvidia.com/vgpu-mode") p.selectors.vgpu_mode = v;
+      if (key == "nvidia.com/use-gputype")
+        p.selectors.use_types = comma_list(v);
+      else if (key == "nvidia.com/nouse-gputype")
+        p.selectors.nouse_types = comma_list(v);
+      else if (key == "nvidia.com/use-gpuuuid")
+        p.selectors.use_uuids = comma_list(v);
+      else if (key == "nvidia.com/nouse-gpuuuid")
+        p.selectors.nouse_uuids = comma_list(v);
+      else if (key == "nvidia.com/numa-bind")
+        p.selectors.numa_bind = parse_bool_annotation(doc, vn, field, v);
+      else if (key == "nvidia.com/vgpu-mode")
+        p.selectors.vgpu_mode = v;
       else if (key == "hami.io/node-scheduler-policy") {
-        if (v != "binpack" && v != "spread") doc.fail(vn, field, fmt::format("unknown node policy '{}' (binpack, spread)", v));
+        if (v != "binpack" && v != "spread")
+          doc.fail(vn, field, fmt::format("unknown node policy '{}' (binpack, spread)", v));
         p.node_policy = v;
       } else if (key == "hami.io/gpu-scheduler-policy") {
         validate_gpu_policy(doc, vn, field, v);
         p.gpu_policy = v;
-      } else if (key == "hami.io/device-scoring-weights") p.weights = parse_weights(doc, vn, field, v);
-      else if (key == kAssignedNodeAnnotation) pd.assigned_node = v;
+      } else if (key == "hami.io/device-scoring-weights")
+        p.weights = parse_weights(doc, vn, field, v);
+      else if (key == kAssignedNodeAnnotation)
+        pd.assigned_node = v;
       else if (key == kAllocatedAnnotation) {
         pd.allocated = v;
         pd.allocated_line = line_of(vn);
@@ -316,7 +339,8 @@ NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
       for (size_t i = 0; i < n.devices.size(); ++i)
         for (size_t j = 0; j < i; ++j)
           if (n.devices[i].uuid == n.devices[j].uuid)
-            doc.fail(reg, field(kRegisterAnnotation), fmt::format("card '{}' is registered twice", n.devices[i].uuid));
+            doc.fail(reg, field(kRegisterAnnotation),
+                     fmt::format("card '{}' is registered twice", n.devices[i].uuid));
     }
     if (YAML::Node sc = get(ann, std::string(kPairScoreAnnotation))) {
       try {
@@ -359,7 +383,8 @@ std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& 
   return out;
 }
 
-std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source, const RequestDefaults& defaults) {
+std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
+                                    const RequestDefaults& defaults) {
   Doc doc{source};
   std::vector<PodDocument> out;
   for (const auto& obj : load_documents(text, source))

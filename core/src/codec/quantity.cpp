@@ -1,10 +1,10 @@
 #include "gpuslice/core/codec/quantity.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <limits>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "gpuslice/core/errors.hpp"
 
@@ -60,17 +60,23 @@ Exact parse_exact(std::string_view text) {
   if (!any_digit) throw CodecError(fmt::format("quantity '{}' has no digits", text));
   std::string_view suffix = text.substr(i);
   i128 num = digits, den = pow_int(10, frac_digits, text);
-  struct Unit { std::string_view s; int base; int exp; };
-  static constexpr Unit units[] = {{"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50},
-                                   {"Ei", 2, 60}, {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0},
-                                   {"k", 10, 3},  {"M", 10, 6},  {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15},
-                                   {"E", 10, 18}};
+  struct Unit {
+    std::string_view s;
+    int base;
+    int exp;
+  };
+  static constexpr Unit units[] = {{"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40},
+                                   {"Pi", 2, 50}, {"Ei", 2, 60}, {"n", 10, -9}, {"u", 10, -6},
+                                   {"m", 10, -3}, {"", 10, 0},   {"k", 10, 3},  {"M", 10, 6},
+                                   {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18}};
   bool matched = false;
   for (const auto& u : units) {
     if (suffix == u.s) {
       matched = true;
-      if (u.exp >= 0) num = checked_mul(num, pow_int(u.base, u.exp, text), text);
-      else den = checked_mul(den, pow_int(u.base, -u.exp, text), text);
+      if (u.exp >= 0)
+        num = checked_mul(num, pow_int(u.base, u.exp, text), text);
+      else
+        den = checked_mul(den, pow_int(u.base, -u.exp, text), text);
       break;
     }
   }
@@ -91,8 +97,10 @@ Exact parse_exact(std::string_view text) {
         e = e * 10 + (suffix[j] - '0');
         if (e > 40) throw CodecError(fmt::format("quantity '{}' is out of range", text));
       }
-      if (neg) den = checked_mul(den, pow_int(10, e, text), text);
-      else num = checked_mul(num, pow_int(10, e, text), text);
+      if (neg)
+        den = checked_mul(den, pow_int(10, e, text), text);
+      else
+        num = checked_mul(num, pow_int(10, e, text), text);
     } else {
       throw CodecError(fmt::format("quantity '{}' has an unknown suffix '{}'", text, suffix));
     }
@@ -108,22 +116,26 @@ int64_t parse_quantity_milli(std::string_view text) {
   Exact q = parse_exact(text);
   i128 milli = checked_mul(q.numerator, 1000, text);
   i128 v = (milli + q.denominator - 1) / q.denominator;  // round up, as Quantity does
-  if (v > std::numeric_limits<int64_t>::max()) throw CodecError(fmt::format("quantity '{}' is too large", text));
+  if (v > std::numeric_limits<int64_t>::max())
+    throw CodecError(fmt::format("quantity '{}' is too large", text));
   return static_cast<int64_t>(q.negative ? -v : v);
 }
 
 int64_t parse_quantity_value(std::string_view text) {
   Exact q = parse_exact(text);
   i128 v = (q.numerator + q.denominator - 1) / q.denominator;
-  if (v > std::numeric_limits<int64_t>::max()) throw CodecError(fmt::format("quantity '{}' is too large", text));
+  if (v > std::numeric_limits<int64_t>::max())
+    throw CodecError(fmt::format("quantity '{}' is too large", text));
   return static_cast<int64_t>(q.negative ? -v : v);
 }
 
 int64_t parse_quantity_integer(std::string_view text) {
   Exact q = parse_exact(text);
-  if (q.numerator % q.denominator != 0) throw CodecError(fmt::format("quantity '{}' is not a whole number", text));
+  if (q.numerator % q.denominator != 0)
+    throw CodecError(fmt::format("quantity '{}' is not a whole number", text));
   i128 v = q.numerator / q.denominator;
-  if (v > std::numeric_limits<int64_t>::max()) throw CodecError(fmt::format("quantity '{}' is too large", text));
+  if (v > std::numeric_limits<int64_t>::max())
+    throw CodecError(fmt::format("quantity '{}' is too large", text));
   return static_cast<int64_t>(q.negative ? -v : v);
 }
 

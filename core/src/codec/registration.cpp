@@ -1,9 +1,9 @@
 #include "gpuslice/core/codec/registration.hpp"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <limits>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "gpuslice/core/errors.hpp"
@@ -101,13 +101,15 @@ std::vector<Device> decode_json(std::string_view text) {
 }
 
 std::vector<Device> decode_legacy(std::string_view text) {
-  if (text.find(':') == std::string_view::npos) throw CodecError("node annotation missing device separator ':'");
+  if (text.find(':') == std::string_view::npos)
+    throw CodecError("node annotation missing device separator ':'");
   std::vector<Device> out;
   for (auto segment : split(text, ':')) {
     if (segment.empty()) continue;
     auto f = split(segment, ',');
     if (f.size() != 7 && f.size() != 9)
-      throw CodecError(fmt::format("unexpected field count {} in device '{}' (want 7 or 9)", f.size(), segment));
+      throw CodecError(
+          fmt::format("unexpected field count {} in device '{}' (want 7 or 9)", f.size(), segment));
     Device d;
     d.uuid = std::string(f[0]);
     d.slots = parse_int<int32_t>(f[1], "count");
@@ -183,14 +185,16 @@ std::vector<std::vector<int>> decode_pair_scores(std::string_view text, const st
     if (!scores->is_object()) throw CodecError("pair scores: 'score' must be an object");
     for (auto it = scores->begin(); it != scores->end(); ++it) {
       const int b = position(it.key());
-      if (!it->is_number_integer()) throw CodecError(fmt::format("pair score for '{}' must be an integer", it.key()));
+      if (!it->is_number_integer())
+        throw CodecError(fmt::format("pair score for '{}' must be an integer", it.key()));
       if (b >= 0) m[static_cast<size_t>(a)][static_cast<size_t>(b)] = it->get<int>();
     }
   }
   return m;
 }
 
-std::string encode_pair_scores(const std::vector<std::vector<int>>& scores, const std::vector<Device>& devices) {
+std::string encode_pair_scores(const std::vector<std::vector<int>>& scores,
+                               const std::vector<Device>& devices) {
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (size_t a = 0; a < devices.size() && a < scores.size(); ++a) {
     nlohmann::ordered_json o;

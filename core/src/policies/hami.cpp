@@ -33,10 +33,12 @@ void register_hami_policies() {
     return std::make_unique<HamiPolicy>(HamiPolicyConfig{"binpack", a.gpu_policy, false, false, "hami"});
   });
   register_policy("hami-binpack", [](const PolicyArgs& a) {
-    return std::make_unique<HamiPolicy>(HamiPolicyConfig{"binpack", a.gpu_policy, false, false, "hami-binpack"});
+    return std::make_unique<HamiPolicy>(
+        HamiPolicyConfig{"binpack", a.gpu_policy, false, false, "hami-binpack"});
   });
   register_policy("hami-spread", [](const PolicyArgs& a) {
-    return std::make_unique<HamiPolicy>(HamiPolicyConfig{"spread", a.gpu_policy, false, false, "hami-spread"});
+    return std::make_unique<HamiPolicy>(
+        HamiPolicyConfig{"spread", a.gpu_policy, false, false, "hami-spread"});
   });
 }
 

@@ -9,7 +9,7 @@
 namespace gpuslice::core {
 
 struct DeviceGrant {
-  int device = 0;          // position in Node::devices
+  int device = 0;  // position in Node::devices
   int64_t memory_mib = 0;
   int32_t cores = 0;
   friend bool operator==(const DeviceGrant&, const DeviceGrant&) = default;

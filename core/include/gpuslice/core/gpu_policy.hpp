@@ -17,9 +17,9 @@ enum class SortKey : uint8_t { Binpack, Spread, Numa };
 
 struct GpuPolicy {
   std::string text = "spread";
-  bool chain = false;          // a comma list or bare "numa": keys in written order
-  std::vector<SortKey> keys;   // parsed keys when chain
-  bool binpack = false;        // single-value mode
+  bool chain = false;         // a comma list or bare "numa": keys in written order
+  std::vector<SortKey> keys;  // parsed keys when chain
+  bool binpack = false;       // single-value mode
   bool mutex = false;
   bool topology = false;
   static GpuPolicy parse(std::string_view text);

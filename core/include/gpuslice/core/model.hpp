@@ -12,14 +12,14 @@ namespace gpuslice::core {
 struct Device {
   std::string uuid;
   int index = 0;
-  std::string type;          // e.g. "NVIDIA-Tesla T4" or "NVIDIA RTX A6000"
+  std::string type;  // e.g. "NVIDIA-Tesla T4" or "NVIDIA RTX A6000"
   std::string vendor = "NVIDIA";
-  int32_t slots = 0;         // vGPU slots (HAMi "count", deviceSplitCount)
-  int64_t memory_mib = 0;    // devmem, already multiplied by deviceMemoryScaling
-  int32_t cores = 0;         // devcore, 100 x deviceCoreScaling
+  int32_t slots = 0;       // vGPU slots (HAMi "count", deviceSplitCount)
+  int64_t memory_mib = 0;  // devmem, already multiplied by deviceMemoryScaling
+  int32_t cores = 0;       // devcore, 100 x deviceCoreScaling
   int numa = 0;
   std::string mode = "hami-core";
-  bool healthy = false;      // HAMi omits false in JSON, so absent means unhealthy
+  bool healthy = false;  // HAMi omits false in JSON, so absent means unhealthy
 };
 
 // What placed pods hold on one card.

@@ -1,43 +1,75 @@
 // Nodes kept in rank order for policies whose node score does not depend on
 // the pod (HAMi binpack/spread): the best node for a pod is then the first
 // node in that order that fits, so placement stops at the first fit instead
-// of scoring the whole fleet. Follows the cluster through its change log.
+// of scoring the whole fleet. Nodes sit in small sorted blocks that carry
+// the maxima of what their nodes have free, so whole blocks of nodes that
+// cannot take the pod (full, short of CPU, no card with enough memory) are
+// skipped in one comparison. Follows the cluster through its change log.
 #pragma once
 
 #include <cstdint>
-#include <set>
-#include <utility>
+#include <limits>
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/request.hpp"
 
 namespace gpuslice::core {
+
+// What a node has free, reduced to a few maxima (over its healthy cards).
+// A pod that needs more than a summary offers cannot fit: a necessary test.
+struct FreeSummary {
+  int64_t host_cpu = 0, host_memory = 0;  // int64 max when the node does not track host capacity
+  int64_t card_memory = 0;                // most free MiB on one card
+  int32_t card_permille = 0;              // most free memory on one card, per mille of that card (rounded up)
+  int32_t card_cores = 0;                 // most free cores on one card
+  int32_t cards_with_slot = 0;            // cards with a free slot
+  int32_t cards_for_whole = 0;            // cards a whole-card (100 cores) request may take
+  static FreeSummary of(const NodeView& node);
+  void widen(const FreeSummary& other);  // element-wise max
+  bool may_take(const PodRequest& pod) const;
+};
 
 class NodeOrderIndex {
  public:
   void sync(const Cluster& cluster, const Policy& policy);
 
   // Calls visit(node id, key) in rank order (sign +1: highest key first,
-  // -1: lowest first; equal keys: lowest id first) until it returns true.
+  // -1: lowest first; equal keys: lowest id first), skipping nodes whose
+  // summary rules the pod out, until visit returns true.
   template <typename Visit>
-  void visit_in_rank_order(int sign, Visit&& visit) const {
-    if (sign >= 0) {
-      for (const auto& [key, id] : descending_)
-        if (visit(static_cast<size_t>(id), key)) return;
-    } else {
-      for (const auto& [key, id] : ascending_)
-        if (visit(static_cast<size_t>(id), key)) return;
+  void visit_in_rank_order(int sign, const PodRequest& pod, Visit&& visit) const {
+    const Order& order = sign >= 0 ? high_first_ : low_first_;
+    for (const Block& b : order.blocks) {
+      if (!b.free.may_take(pod)) continue;
+      for (const Entry& e : b.entries)
+        if (summary_[e.id].may_take(pod) && visit(static_cast<size_t>(e.id), e.key)) return;
     }
   }
 
  private:
-  struct HighFirst {
-    bool operator()(const std::pair<double, uint32_t>& a, const std::pair<double, uint32_t>& b) const {
-      if (a.first != b.first) return a.first > b.first;
-      return a.second < b.second;
-    }
+  struct Entry {
+    double key;
+    uint32_t id;
   };
+  struct Block {
+    std::vector<Entry> entries;
+    FreeSummary free;
+  };
+  // Blocks of entries in rank order; `high` decides the direction.
+  struct Order {
+    bool high = true;
+    std::vector<Block> blocks;
+    bool before(const Entry& a, const Entry& b) const;
+    void build(std::vector<Entry> entries, const std::vector<FreeSummary>& summary);
+    void erase(const Entry& e, const std::vector<FreeSummary>& summary);
+    void insert(const Entry& e, const std::vector<FreeSummary>& summary);
+    void refresh(const Entry& e, const std::vector<FreeSummary>& summary);
+    size_t block_of(const Entry& e) const;
+    static void recompute(Block& b, const std::vector<FreeSummary>& summary);
+  };
+
   void rebuild(const Cluster& cluster, const Policy& policy);
   void update(const Cluster& cluster, const Policy& policy, uint32_t id);
 
@@ -46,8 +78,8 @@ class NodeOrderIndex {
   uint64_t epoch_ = 0;
   size_t seen_changes_ = 0;
   std::vector<double> key_;
-  std::set<std::pair<double, uint32_t>, HighFirst> descending_;
-  std::set<std::pair<double, uint32_t>> ascending_;
+  std::vector<FreeSummary> summary_;
+  Order high_first_{true, {}}, low_first_{false, {}};
 };
 
 }  // namespace gpuslice::core

@@ -2,10 +2,9 @@
 // do it: nodes, already placed pods and the pod to place, all as text.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/codec/manifest.hpp"

@@ -28,8 +28,8 @@ struct TypicalPod {
 
 struct PolicyArgs {
   uint64_t seed = 0;
-  std::string gpu_policy = "spread";         // card order for fit (HAMi default)
-  std::vector<TypicalPod> typical_pods;       // for FGD
+  std::string gpu_policy = "spread";     // card order for fit (HAMi default)
+  std::vector<TypicalPod> typical_pods;  // for FGD
 };
 
 class Policy {

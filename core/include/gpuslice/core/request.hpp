@@ -14,11 +14,11 @@ inline constexpr int32_t kMemoryPercentUnset = 101;
 
 struct ContainerRequest {
   std::string name;
-  int32_t count = 0;                               // nvidia.com/gpu: distinct cards
-  int64_t memory_mib = 0;                          // nvidia.com/gpumem per card
-  int32_t memory_percent = kMemoryPercentUnset;    // nvidia.com/gpumem-percentage
-  int32_t cores = 0;                               // nvidia.com/gpucores per card
-  int32_t priority = 0;                            // nvidia.com/priority (env only)
+  int32_t count = 0;                             // nvidia.com/gpu: distinct cards
+  int64_t memory_mib = 0;                        // nvidia.com/gpumem per card
+  int32_t memory_percent = kMemoryPercentUnset;  // nvidia.com/gpumem-percentage
+  int32_t cores = 0;                             // nvidia.com/gpucores per card
+  int32_t priority = 0;                          // nvidia.com/priority (env only)
   bool wants_devices() const { return count > 0; }
   // Memory this container takes on a card of the given size (HAMi Fit step 8).
   int64_t memory_on(int64_t card_memory_mib) const {
@@ -47,10 +47,10 @@ struct PodRequest {
   std::string uid;
   std::vector<ContainerRequest> init_containers;
   std::vector<ContainerRequest> containers;
-  HostResources host;           // summed CPU / memory requests
+  HostResources host;  // summed CPU / memory requests
   Selectors selectors;
-  std::string node_policy;      // hami.io/node-scheduler-policy (empty: scheduler default)
-  std::string gpu_policy;       // hami.io/gpu-scheduler-policy (may be a comma chain)
+  std::string node_policy;  // hami.io/node-scheduler-policy (empty: scheduler default)
+  std::string gpu_policy;   // hami.io/gpu-scheduler-policy (may be a comma chain)
   ScoringWeights weights;
   std::vector<std::string> allowed_models;  // trace replay (openb gpu_spec); empty = any
 

@@ -16,8 +16,8 @@
 namespace gpuslice::core {
 
 struct Event {
-  std::string type;     // Normal | Warning
-  std::string reason;   // FilteringSucceed | FilteringFailed
+  std::string type;    // Normal | Warning
+  std::string reason;  // FilteringSucceed | FilteringFailed
   std::string message;
 };
 
@@ -28,11 +28,11 @@ struct FittingNode {
 
 struct Decision {
   std::optional<size_t> node;
-  double score = 0;                                     // shown score of the chosen node
+  double score = 0;  // shown score of the chosen node
   PodAllocation allocation;
   std::vector<std::pair<size_t, std::string>> failed;  // node -> HAMi reason (Detail::Full)
-  std::vector<FittingNode> fitting;                     // best last, as HAMi sorts them
-  std::vector<Event> events;                            // Detail::Full
+  std::vector<FittingNode> fitting;                    // best last, as HAMi sorts them
+  std::vector<Event> events;                           // Detail::Full
   bool placed() const { return node.has_value(); }
 };
 

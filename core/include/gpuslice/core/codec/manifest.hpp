@@ -16,7 +16,7 @@ namespace gpuslice::core::codec {
 struct RequestDefaults {
   int64_t default_memory_mib = 0;  // 0: a card's whole memory
   int32_t default_cores = 0;
-  int32_t default_gpu_num = 1;     // added when only gpumem/gpucores are given
+  int32_t default_gpu_num = 1;  // added when only gpumem/gpucores are given
   std::string resource_count = "nvidia.com/gpu";
   std::string resource_memory = "nvidia.com/gpumem";
   std::string resource_memory_percentage = "nvidia.com/gpumem-percentage";
@@ -26,9 +26,9 @@ struct RequestDefaults {
 
 struct PodDocument {
   PodRequest request;
-  int line = 0;                        // where the document starts
-  std::string assigned_node;           // hami.io/vgpu-node (placed pods)
-  std::string allocated;               // hami.io/vgpu-devices-allocated (placed pods)
+  int line = 0;               // where the document starts
+  std::string assigned_node;  // hami.io/vgpu-node (placed pods)
+  std::string allocated;      // hami.io/vgpu-devices-allocated (placed pods)
   int allocated_line = 0;
 };
 

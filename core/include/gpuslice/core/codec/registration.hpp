@@ -22,7 +22,8 @@ std::string encode_registration_legacy(const std::vector<Device>& devices);
 
 // [{"uuid":"GPU-0","score":{"GPU-1":100}}] -> matrix by device position.
 std::vector<std::vector<int>> decode_pair_scores(std::string_view text, const std::vector<Device>& devices);
-std::string encode_pair_scores(const std::vector<std::vector<int>>& scores, const std::vector<Device>& devices);
+std::string encode_pair_scores(const std::vector<std::vector<int>>& scores,
+                               const std::vector<Device>& devices);
 
 // "GPU-a, GPU-b" -> {"GPU-a","GPU-b"} (blank entries skipped).
 std::vector<std::string> decode_uuid_list(std::string_view text);
