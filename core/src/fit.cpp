@@ -87,7 +87,9 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
                    const ContainerRequest& req, const GpuPolicy& policy, FitScratch& s,
                    std::vector<DeviceGrant>& out, std::string& reason) {
   const Node& n = *node.node;
-  const int cards = static_cast<int>(n.devices.size());
+  // Only the request's vendor's cards take part (HAMi getNodeResources).
+  const int cards = static_cast<int>(
+      std::count_if(n.devices.begin(), n.devices.end(), [&](const Device& d) { return d.vendor == req.vendor; }));
   if (req.count > cards) {
     reason = std::string(reason_name(Reason::NodeInsufficientDevice));
     return false;
@@ -99,9 +101,10 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
   int prev_numa = -1;
   const bool numa_bind = pod.selectors.numa_bind;
   s.picks.clear();
-  for (int i = cards - 1; i >= 0; --i) {
+  for (int i = static_cast<int>(n.devices.size()) - 1; i >= 0; --i) {
     const int d = s.order[static_cast<size_t>(i)];
     const Device& dev = n.devices[static_cast<size_t>(d)];
+    if (dev.vendor != req.vendor) continue;
     if (auto r = pre_numa_check(n, dev, pod.selectors)) {
       tally.add(*r);
       continue;
@@ -215,6 +218,7 @@ std::vector<int> fitting_cards(const NodeView& node, std::span<const DeviceUsage
   const Node& n = *node.node;
   for (size_t d = 0; d < n.devices.size(); ++d) {
     const Device& dev = n.devices[d];
+    if (dev.vendor != request.vendor) continue;
     if (pre_numa_check(n, dev, pod.selectors) || !uuid_allowed(pod.selectors, dev)) continue;
     int64_t memreq = 0;
     if (capacity_check(dev, usage[d], request, false, memreq)) continue;

@@ -54,7 +54,7 @@ float device_score(const Device& device, const DeviceUsage& usage, const Contain
   if (device.slots == 0 || device.cores == 0 || device.memory_mib == 0) return 0.0f;
   int32_t r = 0, c = 0;
   int64_t m = 0;
-  if (request.wants_devices() && device.vendor == "NVIDIA") {
+  if (request.wants_devices() && device.vendor == request.vendor) {
     r = 1;
     c = request.cores;
     m = (request.memory_percent != 0 && request.memory_percent != kMemoryPercentUnset)

@@ -41,7 +41,7 @@ bool may_fit(const NodeView& node, const PodRequest& pod) {
     for (size_t i = 0; i < node.device_count(); ++i) {
       const auto& d = node.device(i);
       const auto& u = node.usage[i];
-      if (d.healthy && u.slots < d.slots && d.memory_mib - u.memory_mib >= req.memory_on(d.memory_mib) &&
+      if (d.vendor == req.vendor && d.healthy && u.slots < d.slots && d.memory_mib - u.memory_mib >= req.memory_on(d.memory_mib) &&
           d.cores - u.cores >= cores && !(cores == 100 && d.cores == 100 && u.slots > 0))
         ++candidates;
     }

@@ -218,6 +218,26 @@ std::vector<std::string> decode_uuid_list(std::string_view text) {
   return out;
 }
 
+std::vector<Device> register_cards(const std::vector<PhysicalCard>& cards, const NodeDeviceConfig& config) {
+  if (config.split_count <= 0) throw CodecError("device split count must be positive");
+  if (!(config.memory_scaling > 0) || !(config.core_scaling > 0)) throw CodecError("scaling factors must be positive");
+  std::vector<Device> out;
+  for (size_t i = 0; i < cards.size(); ++i) {
+    Device d;
+    d.uuid = cards[i].uuid;
+    d.index = static_cast<int>(i);
+    d.type = registered_type(cards[i].nvml_name);
+    d.slots = config.split_count;
+    d.memory_mib = static_cast<int64_t>(static_cast<double>(cards[i].memory_mib) * config.memory_scaling);
+    d.cores = static_cast<int32_t>(100.0 * config.core_scaling);
+    d.numa = cards[i].numa;
+    d.mode = config.operating_mode;
+    d.healthy = cards[i].healthy;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 std::string registered_type(std::string_view nvml_name) {
   if (nvml_name.substr(0, 6) == "NVIDIA") return std::string(nvml_name);
   return "NVIDIA-" + std::string(nvml_name);

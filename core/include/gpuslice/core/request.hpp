@@ -19,6 +19,7 @@ struct ContainerRequest {
   int32_t memory_percent = kMemoryPercentUnset;  // nvidia.com/gpumem-percentage
   int32_t cores = 0;                             // nvidia.com/gpucores per card
   int32_t priority = 0;                          // nvidia.com/priority (env only)
+  std::string vendor = "NVIDIA";  // which cards serve it (Device::vendor)
   bool wants_devices() const { return count > 0; }
   // Memory this container takes on a card of the given size (HAMi Fit step 8).
   int64_t memory_on(int64_t card_memory_mib) const {

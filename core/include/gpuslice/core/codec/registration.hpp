@@ -28,6 +28,20 @@ std::string encode_pair_scores(const std::vector<std::vector<int>>& scores,
 // "GPU-a, GPU-b" -> {"GPU-a","GPU-b"} (blank entries skipped).
 std::vector<std::string> decode_uuid_list(std::string_view text);
 
+// A card as the device plugin discovers it (NVML), before registration.
+struct PhysicalCard {
+  std::string uuid;
+  std::string nvml_name;  // e.g. "Tesla T4"
+  int64_t memory_mib = 0;
+  int numa = 0;
+  bool healthy = true;
+};
+
+// What HAMi's device plugin registers for these cards under a node's
+// config: count = split count, devmem = MiB x memory scaling, devcore =
+// 100 x core scaling, type = registered_type(name), index = position.
+std::vector<Device> register_cards(const std::vector<PhysicalCard>& cards, const NodeDeviceConfig& config);
+
 // HAMi's type string for an NVML name: "NVIDIA-" prefix unless it already starts with NVIDIA.
 std::string registered_type(std::string_view nvml_name);
 
