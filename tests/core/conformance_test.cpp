@@ -1,0 +1,33 @@
+// Runs every case file under tests/core/data: HAMi's own tests re-expressed
+// as data, and the seed labs.
+#include <catch2/catch.hpp>
+
+#include "case_runner.hpp"
+
+using gpuslice::testing::load_cases;
+using gpuslice::testing::run_case;
+
+namespace {
+void run_file(const char* file) {
+  auto f = load_cases(file);
+  for (const auto& c : f.cases) {
+    DYNAMIC_SECTION(c["name"].as<std::string>()) { run_case(c); }
+  }
+}
+}  // namespace
+
+TEST_CASE("HAMi Fit reason cases (device_test.go Test_Fit)", "[conformance][fit]") {
+  run_file("fit_reasons.yaml");
+}
+TEST_CASE("HAMi Filter policy combinations (scheduler_test.go Test_Filter)", "[conformance][filter]") {
+  run_file("filter_policies.yaml");
+}
+TEST_CASE("HAMi GPU policy orderings (gpu_policy_test.go)", "[conformance][order]") {
+  run_file("gpu_ordering.yaml");
+}
+TEST_CASE("Topology-aware choice (calculate_score.go)", "[conformance][topology]") {
+  run_file("topology.yaml");
+}
+TEST_CASE("Pod requests and webhook defaults", "[conformance][requests]") { run_file("requests.yaml"); }
+TEST_CASE("Seed labs", "[conformance][seed]") { run_file("seed_labs.yaml"); }
+TEST_CASE("Events a user reads", "[conformance][events]") { run_file("events.yaml"); }
