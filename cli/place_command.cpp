@@ -39,7 +39,9 @@ void register_place_command(CLI::App& app) {
     if (!args->gpu_policy.empty()) req.gpu_policy = args->gpu_policy;
     auto outcome = core::place(req);
     if (args->json)
-      std::cout << core::to_json(outcome).dump(2) << "\n";
+      std::cout << core::to_json(outcome).dump(2, ' ', false,
+                                               nlohmann::ordered_json::error_handler_t::replace)
+                << "\n";
     else
       std::cout << core::to_text(outcome);
     if (!outcome.decision.placed()) throw CLI::RuntimeError(1);

@@ -19,8 +19,12 @@ namespace {
 // Const lookup: yaml-cpp's non-const operator[] inserts the key it looks for.
 // A missing key yields an invalid (falsy) node, never a null one.
 YAML::Node get(const YAML::Node& map, const std::string& key) {
-  static const YAML::Node empty_map(YAML::NodeType::Map);
-  if (!map || !map.IsMap()) return empty_map[key];
+  // A fresh empty map per miss: a const lookup allocates the key in the
+  // map's memory, so a shared static one would grow without bound.
+  if (!map || !map.IsMap()) {
+    const YAML::Node empty(YAML::NodeType::Map);
+    return empty[key];
+  }
   return map[key];
 }
 

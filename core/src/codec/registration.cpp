@@ -152,7 +152,8 @@ std::string encode_registration_json(const std::vector<Device>& devices) {
     if (d.healthy) o["health"] = true;
     arr.push_back(std::move(o));
   }
-  return arr.dump();
+  // Bytes that are not UTF-8 (a legacy annotation may carry any) are replaced, not thrown.
+  return arr.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::string encode_registration_legacy(const std::vector<Device>& devices) {
@@ -205,7 +206,8 @@ std::string encode_pair_scores(const std::vector<std::vector<int>>& scores,
     o["score"] = std::move(s);
     arr.push_back(std::move(o));
   }
-  return arr.dump();
+  // Bytes that are not UTF-8 (a legacy annotation may carry any) are replaced, not thrown.
+  return arr.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 std::vector<std::string> decode_uuid_list(std::string_view text) {
@@ -220,7 +222,8 @@ std::vector<std::string> decode_uuid_list(std::string_view text) {
 
 std::vector<Device> register_cards(const std::vector<PhysicalCard>& cards, const NodeDeviceConfig& config) {
   if (config.split_count <= 0) throw CodecError("device split count must be positive");
-  if (!(config.memory_scaling > 0) || !(config.core_scaling > 0)) throw CodecError("scaling factors must be positive");
+  if (!(config.memory_scaling > 0) || !(config.core_scaling > 0))
+    throw CodecError("scaling factors must be positive");
   std::vector<Device> out;
   for (size_t i = 0; i < cards.size(); ++i) {
     Device d;

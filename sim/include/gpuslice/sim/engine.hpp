@@ -1,0 +1,46 @@
+// The event engine: a simulated clock and a queue of timed events. It knows
+// nothing about GPUs; the simulator gives events their meaning.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <queue>
+#include <vector>
+
+namespace gpuslice::sim {
+
+enum class EventKind : uint8_t { Departure = 0, Arrival = 1 };
+
+struct Event {
+  double time = 0;
+  EventKind kind = EventKind::Arrival;
+  uint64_t seq = 0;  // insertion order: equal times run first-in, first-out
+  uint32_t pod = 0;
+};
+
+// Earlier time first; at one instant departures before arrivals (freed
+// capacity is visible to pods arriving then), then insertion order.
+struct EventLater {
+  bool operator()(const Event& a, const Event& b) const {
+    if (a.time != b.time) return a.time > b.time;
+    if (a.kind != b.kind) return a.kind > b.kind;
+    return a.seq > b.seq;
+  }
+};
+
+class Engine {
+ public:
+  void schedule(double time, EventKind kind, uint32_t pod);
+  bool empty() const { return queue_.empty(); }
+  // Removes and returns the next event, advancing the clock to it.
+  Event next();
+  double now() const { return now_; }
+  size_t pending() const { return queue_.size(); }
+
+ private:
+  std::priority_queue<Event, std::vector<Event>, EventLater> queue_;
+  uint64_t seq_ = 0;
+  double now_ = 0;
+};
+
+}  // namespace gpuslice::sim

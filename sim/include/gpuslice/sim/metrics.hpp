@@ -1,0 +1,63 @@
+// What a run measures: allocation (count-equivalent by cores, memory, the
+// study's milli-GPU), arrived demand, the allocation curve by arrived demand,
+// pending times and refusals by HAMi reason.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuslice/core/cluster.hpp"
+
+namespace gpuslice::sim {
+
+struct TimelineRow {
+  double time = 0;
+  size_t running = 0, pending = 0, placed = 0, failed = 0;
+  double arrived_pct = 0;    // arrived GPU demand (milli) / capacity
+  double alloc_gpu_pct = 0;  // allocated milli-GPUs / capacity (the study's ratio)
+  double alloc_memory_pct = 0;
+  double alloc_cores_pct = 0;
+  double busy_cards_pct = 0;  // cards holding at least one slice
+};
+
+class Metrics {
+ public:
+  static constexpr int kArrivedPoints = 131;  // 0..130 %
+
+  explicit Metrics(const core::Cluster& fleet);
+  void arrived(int64_t gpu_milli);
+  void placed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation);
+  void departed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation);
+  // Records the allocation curve point(s) reached by arrived demand so far.
+  void observe_curve();
+  void pending_time(double seconds) { pending_.push_back(seconds); }
+  void refused(const std::string& reason) { ++refusals_[reason]; }
+
+  TimelineRow row(double time, size_t running, size_t pending, size_t placed, size_t failed) const;
+  // Element i: allocation ratio (%) when arrived demand first reached i %; empty if never.
+  const std::array<std::optional<double>, kArrivedPoints>& alloc_by_arrived() const { return by_arrived_; }
+  double percentile_pending(double p) const;  // seconds, over placed pods
+  double max_pending() const;
+  const std::map<std::string, size_t>& refusals() const { return refusals_; }
+  double arrived_pct() const;
+  double alloc_gpu_pct() const;
+  int64_t capacity_milli() const { return capacity_milli_; }
+
+ private:
+  int64_t capacity_milli_ = 0, capacity_memory_ = 0, capacity_cores_ = 0;
+  int64_t arrived_milli_ = 0, allocated_milli_ = 0, allocated_memory_ = 0, allocated_cores_ = 0;
+  int64_t busy_cards_ = 0, cards_ = 0;
+  std::vector<int32_t> card_holders_;  // slices per card, flat over the fleet
+  std::vector<uint32_t> first_card_;
+  std::array<std::optional<double>, kArrivedPoints> by_arrived_{};
+  int next_point_ = 0;
+  mutable std::vector<double> pending_;
+  mutable bool pending_sorted_ = false;
+  std::map<std::string, size_t> refusals_;
+};
+
+}  // namespace gpuslice::sim

@@ -1,0 +1,52 @@
+// A scenario: a fleet, a pod stream and how to run it, read from YAML
+// (format in docs/simulator.md). Bad files fail with file:line: field: what.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuslice/core/cluster.hpp"
+#include "gpuslice/sim/generator.hpp"
+#include "gpuslice/sim/openb.hpp"
+#include "gpuslice/sim/workload.hpp"
+
+namespace gpuslice::sim {
+
+enum class QueueDiscipline { Fifo, SkipAhead };
+
+struct ExplicitPod {
+  double at = 0;
+  double duration = kForever;
+  std::string template_name;
+  int repeat = 1;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;  // the comment line at the top of the file
+  std::string policy = "hami-binpack";
+  std::string gpu_policy = "spread";
+  uint64_t seed = 42;
+  QueueDiscipline queue = QueueDiscipline::Fifo;
+  core::Cluster fleet;
+  // Exactly one pod source.
+  std::vector<PodTemplate> templates;
+  std::vector<ExplicitPod> pods;
+  std::optional<GeneratorSpec> generator;
+  std::optional<std::string> openb_pods_csv;  // contents
+  std::string openb_pods_source;
+  OpenbOptions openb;
+};
+
+Scenario load_scenario(const std::string& path);
+Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir);
+
+// The pod stream for one run (generators and openb resampling use the seed).
+Workload materialize(const Scenario& scenario, uint64_t seed);
+
+// An openb replay as a scenario (CLI --openb-nodes/--openb-pods).
+Scenario openb_scenario(const std::string& nodes_path, const std::string& pods_path,
+                        const OpenbOptions& options);
+
+}  // namespace gpuslice::sim

@@ -1,0 +1,49 @@
+// One simulation run: the event loop that replays a pod stream against a
+// fleet with one placement policy, through the same core the CLI uses.
+#pragma once
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpuslice/sim/metrics.hpp"
+#include "gpuslice/sim/scenario.hpp"
+
+namespace gpuslice::sim {
+
+struct RunOptions {
+  std::string policy = "hami-binpack";
+  std::string gpu_policy = "spread";
+  uint64_t seed = 42;
+  QueueDiscipline queue = QueueDiscipline::Fifo;
+  size_t explain_limit = 20000;  // failures explained with every node's HAMi reason
+  // Called now and then with the fraction done; returning false stops the run.
+  std::function<bool(double)> progress;
+};
+
+struct PodRecord {
+  std::string name, kind, node, allocation, status, reason;
+  double arrival = 0, start = -1, end = -1;
+  int64_t gpu_milli = 0;
+};
+
+struct EventRecord {
+  double time = 0;
+  std::string pod, type, reason, message;
+};
+
+struct RunResult {
+  nlohmann::ordered_json summary;
+  std::vector<PodRecord> pods;
+  std::vector<TimelineRow> timeline;
+  std::vector<EventRecord> events;
+  bool interrupted = false;
+};
+
+// The fleet is copied: a scenario can be run many times.
+RunResult simulate(const Scenario& scenario, const RunOptions& options);
+RunResult simulate(const core::Cluster& fleet, const Workload& workload, const RunOptions& options,
+                   const std::string& scenario_name = "");
+
+}  // namespace gpuslice::sim

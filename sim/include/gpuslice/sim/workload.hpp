@@ -1,0 +1,36 @@
+// What arrives: pods with an arrival time and how long they run.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/request.hpp"
+
+namespace gpuslice::sim {
+
+inline constexpr double kForever = std::numeric_limits<double>::infinity();
+
+struct PodSpec {
+  core::PodRequest request;
+  double arrival = 0;          // seconds
+  double duration = kForever;  // seconds of running once placed; kForever: never leaves
+  std::string kind;            // template or trace class, for reports
+  // GPU demand in milli-GPUs (1000 = one whole card), the study's unit:
+  // count x share of one card. Used for allocation ratios and arrived demand.
+  int64_t gpu_milli = 0;
+};
+
+using Workload = std::vector<PodSpec>;
+
+// The milli-GPU demand of a request (1000 = one whole card): per card the
+// larger of its core share and its memory share, memory in MiB measured
+// against a typical card of the fleet; summed over app containers' cards.
+int64_t gpu_milli_of(const core::PodRequest& request, int64_t typical_card_mib);
+
+// The typical (median) card memory of a fleet, for gpu_milli_of.
+int64_t typical_card_mib(const core::Cluster& fleet);
+
+}  // namespace gpuslice::sim

@@ -1,0 +1,101 @@
+// `gpuslice simulate`: a scenario file or an openb replay.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/cli.hpp"
+#include "gpuslice/sim/report.hpp"
+#include "gpuslice/sim/scenario.hpp"
+#include "gpuslice/sim/simulator.hpp"
+
+namespace gpuslice::sim {
+
+namespace {
+struct SimulateArgs {
+  std::string scenario, out, policy, openb_nodes, openb_pods, queue;
+  uint64_t seed = 0;
+  bool seed_given = false;
+  double tune = 1.3;
+};
+
+// A progress bar on a terminal only: logs and CI stay clean.
+std::function<bool(double)> progress_bar() {
+  if (!isatty(STDERR_FILENO)) return {};
+  auto last = std::make_shared<int>(-1);
+  return [last](double f) {
+    const int pct = static_cast<int>(f * 100);
+    if (pct != *last) {
+      *last = pct;
+      const int bar = pct / 4;
+      std::cerr << fmt::format("\r[{:<25}] {:3}%", std::string(static_cast<size_t>(bar), '#'), pct)
+                << std::flush;
+    }
+    return true;
+  };
+}
+}  // namespace
+
+void register_cli(CLI::App& app) {
+  auto a = std::make_shared<SimulateArgs>();
+  auto* cmd = app.add_subcommand("simulate", "Replay a pod stream on a fleet with a placement policy");
+  cmd->add_option("scenario", a->scenario, "scenario YAML (see docs/simulator.md)");
+  cmd->add_option("--out", a->out, "output folder (summary.json, timeline.csv, pods.csv, events.jsonl)")
+      ->required();
+  cmd->add_option("--seed", a->seed, "random seed (default: the scenario's, else 42)");
+  cmd->add_option(
+      "--policy", a->policy,
+      "hami-binpack | hami-spread | random | dotprod | gpupacking | gpuclustering | bestfit | fgd");
+  cmd->add_option("--openb-nodes", a->openb_nodes, "openb node list CSV");
+  cmd->add_option("--openb-pods", a->openb_pods, "openb pod list CSV");
+  cmd->add_option("--tune", a->tune, "openb: resample until GPU demand reaches tune x capacity")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--queue", a->queue, "fifo | skip-ahead (default: the scenario's)");
+  cmd->callback([a, cmd] {
+    a->seed_given = cmd->count("--seed") > 0;
+    Scenario scenario;
+    if (!a->scenario.empty()) {
+      if (!a->openb_nodes.empty() || !a->openb_pods.empty())
+        throw core::InputError("command line", 0, "--openb-nodes",
+                               "give a scenario or an openb replay, not both");
+      scenario = load_scenario(a->scenario);
+    } else {
+      if (a->openb_nodes.empty() || a->openb_pods.empty())
+        throw core::InputError("command line", 0, "scenario",
+                               "give SCENARIO.yaml, or --openb-nodes and --openb-pods");
+      OpenbOptions o;
+      o.tune = a->tune;
+      o.seed = a->seed_given ? a->seed : 42;
+      scenario = openb_scenario(a->openb_nodes, a->openb_pods, o);
+      scenario.policy = "hami-binpack";
+    }
+    RunOptions options;
+    options.policy = a->policy.empty() ? scenario.policy : a->policy;
+    const auto names = core::policy_names();
+    if (std::find(names.begin(), names.end(), options.policy) == names.end())
+      throw core::InputError(
+          "command line", 0, "--policy",
+          fmt::format("unknown policy '{}' (known: {})", options.policy, fmt::join(names, ", ")));
+    options.gpu_policy = scenario.gpu_policy;
+    options.seed = a->seed_given ? a->seed : scenario.seed;
+    options.queue = scenario.queue;
+    if (a->queue == "fifo")
+      options.queue = QueueDiscipline::Fifo;
+    else if (a->queue == "skip-ahead")
+      options.queue = QueueDiscipline::SkipAhead;
+    else if (!a->queue.empty())
+      throw core::InputError("command line", 0, "--queue", "use fifo or skip-ahead");
+    options.progress = progress_bar();
+    RunResult result = simulate(scenario, options);
+    if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
+    write_outputs(result, a->out);
+    if (!scenario.description.empty()) std::cout << scenario.description << "\n";
+    print_table(result, std::cout);
+    std::cout << "  outputs            " << a->out << "/{summary.json,timeline.csv,pods.csv,events.jsonl}\n";
+  });
+}
+
+}  // namespace gpuslice::sim

@@ -1,0 +1,35 @@
+#include "gpuslice/sim/fleet.hpp"
+
+#include <fmt/format.h>
+
+#include "gpuslice/core/codec/registration.hpp"
+
+namespace gpuslice::sim {
+
+core::Cluster build_fleet(const std::vector<FleetGroup>& groups) {
+  core::Cluster cluster;
+  for (const auto& g : groups) {
+    for (int i = 0; i < g.count; ++i) {
+      core::Node n;
+      n.name = fmt::format("{}-{}", g.node.name, i);
+      n.model = g.node.model;
+      n.capacity = {g.node.cpu_milli, g.node.memory_mib};
+      for (int c = 0; c < g.node.cards; ++c) {
+        core::Device d;
+        d.uuid = fmt::format("GPU-{}-{}", n.name, c);
+        d.index = c;
+        d.type = core::codec::registered_type(g.node.model);
+        d.slots = g.node.slots;
+        d.memory_mib = g.node.card_memory_mib;
+        d.cores = g.node.cores;
+        d.numa = c * 2 / std::max(1, g.node.cards);  // two NUMA halves, as on dual-socket hosts
+        d.healthy = true;
+        n.devices.push_back(std::move(d));
+      }
+      cluster.add_node(std::move(n));
+    }
+  }
+  return cluster;
+}
+
+}  // namespace gpuslice::sim

@@ -1,0 +1,92 @@
+#include "gpuslice/sim/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuslice::sim {
+
+Metrics::Metrics(const core::Cluster& fleet) {
+  for (size_t id = 0; id < fleet.size(); ++id) {
+    first_card_.push_back(static_cast<uint32_t>(cards_));
+    for (const auto& d : fleet.node(id).devices) {
+      capacity_milli_ += 1000;
+      capacity_memory_ += d.memory_mib;
+      capacity_cores_ += d.cores;
+      ++cards_;
+    }
+  }
+  card_holders_.assign(static_cast<size_t>(cards_), 0);
+}
+
+double Metrics::arrived_pct() const {
+  return capacity_milli_ == 0
+             ? 0
+             : 100.0 * static_cast<double>(arrived_milli_) / static_cast<double>(capacity_milli_);
+}
+
+double Metrics::alloc_gpu_pct() const {
+  return capacity_milli_ == 0
+             ? 0
+             : 100.0 * static_cast<double>(allocated_milli_) / static_cast<double>(capacity_milli_);
+}
+
+void Metrics::observe_curve() {
+  const double arrived = arrived_pct();
+  while (next_point_ < kArrivedPoints && arrived >= next_point_)
+    by_arrived_[static_cast<size_t>(next_point_++)] = alloc_gpu_pct();
+}
+
+void Metrics::arrived(int64_t gpu_milli) { arrived_milli_ += gpu_milli; }
+
+void Metrics::placed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation) {
+  allocated_milli_ += gpu_milli;
+  for (const auto& c : core::effective_charges(allocation)) {
+    allocated_memory_ += c.usage.memory_mib;
+    allocated_cores_ += c.usage.cores;
+    auto& h = card_holders_[first_card_[node] + static_cast<size_t>(c.device)];
+    if (h++ == 0) ++busy_cards_;
+  }
+}
+
+void Metrics::departed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation) {
+  allocated_milli_ -= gpu_milli;
+  for (const auto& c : core::effective_charges(allocation)) {
+    allocated_memory_ -= c.usage.memory_mib;
+    allocated_cores_ -= c.usage.cores;
+    auto& h = card_holders_[first_card_[node] + static_cast<size_t>(c.device)];
+    if (--h == 0) --busy_cards_;
+  }
+}
+
+TimelineRow Metrics::row(double time, size_t running, size_t pending, size_t placed, size_t failed) const {
+  auto pct = [](int64_t a, int64_t b) {
+    return b == 0 ? 0.0 : 100.0 * static_cast<double>(a) / static_cast<double>(b);
+  };
+  return {time,
+          running,
+          pending,
+          placed,
+          failed,
+          arrived_pct(),
+          alloc_gpu_pct(),
+          pct(allocated_memory_, capacity_memory_),
+          pct(allocated_cores_, capacity_cores_),
+          pct(busy_cards_, cards_)};
+}
+
+double Metrics::percentile_pending(double p) const {
+  if (pending_.empty()) return 0;
+  if (!pending_sorted_) {
+    std::sort(pending_.begin(), pending_.end());
+    pending_sorted_ = true;
+  }
+  // Nearest rank.
+  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(pending_.size())));
+  return pending_[std::min(pending_.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+double Metrics::max_pending() const {
+  return pending_.empty() ? 0 : *std::max_element(pending_.begin(), pending_.end());
+}
+
+}  // namespace gpuslice::sim

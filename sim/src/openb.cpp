@@ -1,0 +1,211 @@
+#include "gpuslice/sim/openb.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <random>
+
+#include "gpuslice/core/errors.hpp"
+
+namespace gpuslice::sim {
+
+namespace {
+
+using core::InputError;
+
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<int> lines;
+  int column(const std::string& name, const std::string& source, bool required = true) const {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return static_cast<int>(i);
+    if (required) throw InputError(source, 1, name, "missing column");
+    return -1;
+  }
+};
+
+std::vector<std::string> split_csv_line(std::string_view line) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (true) {
+    size_t c = line.find(',', pos);
+    out.emplace_back(line.substr(pos, c == std::string_view::npos ? std::string_view::npos : c - pos));
+    if (c == std::string_view::npos) break;
+    pos = c + 1;
+  }
+  return out;
+}
+
+Table read_table(std::string_view csv, const std::string& source) {
+  Table t;
+  int line_no = 0;
+  size_t pos = 0;
+  while (pos < csv.size()) {
+    size_t end = csv.find('\n', pos);
+    std::string_view line =
+        csv.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    pos = end == std::string_view::npos ? csv.size() : end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    auto cells = split_csv_line(line);
+    if (t.header.empty()) {
+      t.header = std::move(cells);
+      continue;
+    }
+    if (cells.size() != t.header.size())
+      throw InputError(source, line_no, "",
+                       fmt::format("{} cells, the header has {}", cells.size(), t.header.size()));
+    t.rows.push_back(std::move(cells));
+    t.lines.push_back(line_no);
+  }
+  if (t.header.empty()) throw InputError(source, 0, "", "empty file");
+  return t;
+}
+
+int64_t number(const Table& t, size_t row, int col, const std::string& source, bool allow_empty = false) {
+  const std::string& s = t.rows[row][static_cast<size_t>(col)];
+  if (s.empty() && allow_empty) return 0;
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0)
+    throw InputError(source, t.lines[row], t.header[static_cast<size_t>(col)],
+                     fmt::format("'{}' is not a non-negative integer", s));
+  return v;
+}
+
+std::vector<std::string> models_of(const std::string& spec) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= spec.size() && !spec.empty()) {
+    size_t bar = spec.find('|', pos);
+    std::string m = spec.substr(pos, bar == std::string::npos ? std::string::npos : bar - pos);
+    if (!m.empty()) out.push_back(m);
+    if (bar == std::string::npos) break;
+    pos = bar + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int64_t openb_card_memory_mib(std::string_view model) {
+  if (model == "V100M32" || model == "G2" || model == "G3") return 32768;
+  if (model == "A10") return 24576;
+  return 16384;  // T4, P100, V100M16, G1 and anything unknown
+}
+
+core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, int32_t slots) {
+  const Table t = read_table(csv, source);
+  const int sn = t.column("sn", source), cpu = t.column("cpu_milli", source),
+            mem = t.column("memory_mib", source), gpu = t.column("gpu", source),
+            model = t.column("model", source);
+  core::Cluster cluster;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    core::Node n;
+    n.name = t.rows[r][static_cast<size_t>(sn)];
+    n.model = t.rows[r][static_cast<size_t>(model)];
+    n.capacity = {number(t, r, cpu, source), number(t, r, mem, source)};
+    const int64_t gpus = number(t, r, gpu, source);
+    if (gpus > 64) throw InputError(source, t.lines[r], "gpu", "more than 64 GPUs on one node");
+    if (gpus > 0 && n.model.empty())
+      throw InputError(source, t.lines[r], "model", "a GPU node needs a model");
+    for (int64_t i = 0; i < gpus; ++i) {
+      core::Device d;
+      d.uuid = fmt::format("{}-gpu{}", n.name, i);
+      d.index = static_cast<int>(i);
+      // "NVIDIA-<model>": openb's model names are not substrings of each other,
+      // so gpu_spec maps to HAMi's use-gputype substring match exactly.
+      d.type = "NVIDIA-" + n.model;
+      d.slots = slots;
+      d.memory_mib = openb_card_memory_mib(n.model);
+      d.cores = 100;
+      d.healthy = true;
+      n.devices.push_back(std::move(d));
+    }
+    if (cluster.find(n.name))
+      throw InputError(source, t.lines[r], "sn", fmt::format("duplicate node '{}'", n.name));
+    cluster.add_node(std::move(n));
+  }
+  return cluster;
+}
+
+Workload load_openb_pods(std::string_view csv, const std::string& source, const core::Cluster& fleet,
+                         const OpenbOptions& options) {
+  const Table t = read_table(csv, source);
+  const int name = t.column("name", source), cpu = t.column("cpu_milli", source),
+            mem = t.column("memory_mib", source), num = t.column("num_gpu", source),
+            milli = t.column("gpu_milli", source), spec = t.column("gpu_spec", source, false),
+            created = t.column("creation_time", source, false),
+            deleted = t.column("deletion_time", source, false);
+  if (options.departures && (created < 0 || deleted < 0))
+    throw InputError(source, 1, "creation_time", "departures need creation_time and deletion_time columns");
+  Workload rows;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    PodSpec p;
+    p.request.name = t.rows[r][static_cast<size_t>(name)];
+    p.request.host = {number(t, r, cpu, source), number(t, r, mem, source)};
+    const int64_t gpus = number(t, r, num, source);
+    const int64_t share = number(t, r, milli, source);
+    if (share > 1000) throw InputError(source, t.lines[r], "gpu_milli", "more than 1000 milli of one GPU");
+    if (gpus > 1 && share != 1000 && share != 0)
+      throw InputError(source, t.lines[r], "gpu_milli", "a multi-GPU pod must take whole GPUs");
+    core::ContainerRequest c;
+    c.name = "main";
+    if (gpus > 0 && share > 0) {
+      c.count = static_cast<int32_t>(gpus);
+      if (share >= 1000) {
+        c.memory_percent = 100;
+        c.cores = 100;
+        p.kind = gpus > 1 ? "multi-gpu" : "whole-gpu";
+      } else {
+        c.memory_percent = static_cast<int32_t>((share + 9) / 10);
+        c.cores = static_cast<int32_t>(std::max<int64_t>(1, share / 10));
+        p.kind = "share";
+      }
+      p.gpu_milli = gpus * share;
+    } else {
+      p.kind = "cpu-only";
+    }
+    p.request.containers.push_back(c);
+    if (spec >= 0) p.request.selectors.use_types = models_of(t.rows[r][static_cast<size_t>(spec)]);
+    if (created >= 0 && deleted >= 0) {
+      p.arrival = static_cast<double>(number(t, r, created, source, true));
+      const double end = static_cast<double>(number(t, r, deleted, source, true));
+      p.duration = options.departures && end > p.arrival ? end - p.arrival : kForever;
+    }
+    rows.push_back(std::move(p));
+  }
+  if (!options.resample) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const PodSpec& a, const PodSpec& b) { return a.arrival < b.arrival; });
+    if (!options.departures)
+      for (auto& p : rows) p.duration = kForever;
+    return rows;
+  }
+  // The study's model: draw rows uniformly with replacement until the GPU
+  // demand reaches tune x the fleet's GPUs, then submit in that (random)
+  // order, one pod per time unit, never departing.
+  int64_t capacity_milli = 0;
+  for (size_t id = 0; id < fleet.size(); ++id)
+    capacity_milli += 1000 * static_cast<int64_t>(fleet.node(id).devices.size());
+  const double target = options.tune * static_cast<double>(capacity_milli);
+  std::mt19937_64 rng(options.seed);
+  std::uniform_int_distribution<size_t> pick(0, rows.empty() ? 0 : rows.size() - 1);
+  Workload out;
+  double demand = 0;
+  while (!rows.empty() && demand < target) {
+    PodSpec p = rows[pick(rng)];
+    p.request.name = fmt::format("{}-{}", p.request.name, out.size());
+    p.arrival = static_cast<double>(out.size());
+    p.duration = kForever;
+    demand += static_cast<double>(p.gpu_milli);
+    out.push_back(std::move(p));
+    if (out.size() > 50'000'000) break;
+  }
+  return out;
+}
+
+}  // namespace gpuslice::sim

@@ -1,0 +1,325 @@
+#include "gpuslice/sim/scenario.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/fleet.hpp"
+
+namespace gpuslice::sim {
+
+namespace {
+
+using core::InputError;
+
+std::string read_text(const std::string& path, const std::string& from, int line, const std::string& field) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(from, line, field, fmt::format("cannot open '{}'", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Reader {
+  const std::string& source;
+  int line(const YAML::Node& n) const { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& field, const std::string& what) const {
+    throw InputError(source, line(n), field, what);
+  }
+  YAML::Node get(const YAML::Node& map, const std::string& key) const {
+    if (!map || !map.IsMap()) {
+      const YAML::Node empty(YAML::NodeType::Map);  // not static: lookups allocate in it
+      return empty[key];
+    }
+    return map[key];
+  }
+  template <typename T>
+  T value(const YAML::Node& map, const std::string& key, const std::string& field, T fallback) const {
+    YAML::Node n = get(map, key);
+    if (!n) return fallback;
+    try {
+      return n.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(n, field,
+           fmt::format("'{}' is not a valid {}", n.IsScalar() ? n.Scalar() : "value",
+                       std::is_same_v<T, std::string> ? "string" : "number"));
+    }
+  }
+  template <typename T>
+  T required(const YAML::Node& map, const std::string& key, const std::string& field) const {
+    if (!get(map, key)) fail(map, field, "is required");
+    return value<T>(map, key, field, T{});
+  }
+  void only_keys(const YAML::Node& map, std::initializer_list<const char*> keys,
+                 const std::string& where) const {
+    if (!map.IsMap()) fail(map, where, "must be a mapping");
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const std::string k = it->first.as<std::string>();
+      bool known = false;
+      for (const char* key : keys) known = known || k == key;
+      if (!known) fail(it->first, where.empty() ? k : where + "." + k, "unknown field");
+    }
+  }
+};
+
+// A pod template: HAMi resources by their short names, written out as a Pod
+// manifest so HAMi's webhook defaults and the manifest codec apply.
+PodTemplate read_template(const Reader& r, const std::string& name, const YAML::Node& n,
+                          const std::string& field) {
+  r.only_keys(n,
+              {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "annotations", "weight",
+               "template"},
+              field);
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << "Pod" << YAML::Key << "metadata"
+      << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << name;
+  if (YAML::Node a = r.get(n, "annotations")) out << YAML::Key << "annotations" << YAML::Value << a;
+  out << YAML::EndMap << YAML::Key << "spec" << YAML::Value << YAML::BeginMap << YAML::Key << "containers"
+      << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "main"
+      << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "limits" << YAML::Value
+      << YAML::BeginMap;
+  for (const char* k : {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory"}) {
+    YAML::Node v = r.get(n, k);
+    if (!v) continue;
+    if (!v.IsScalar()) r.fail(v, field + "." + k, "must be a number or quantity");
+    const std::string key =
+        std::string(k) == "cpu" || std::string(k) == "memory" ? k : "nvidia.com/" + std::string(k);
+    out << YAML::Key << key << YAML::Value << v.Scalar();
+  }
+  out << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
+  PodTemplate t;
+  t.name = name;
+  t.weight = r.value<double>(n, "weight", field + ".weight", 1.0);
+  if (t.weight < 0) r.fail(r.get(n, "weight"), field + ".weight", "must not be negative");
+  try {
+    auto pods = core::codec::parse_pods(out.c_str(), r.source);
+    t.request = pods.at(0).request;
+  } catch (const InputError& e) {
+    // The manifest was ours; point at the template in the scenario file.
+    std::string key = e.field();
+    for (const char* prefix : {"spec.containers[0].resources.", "spec.containers[0].", "nvidia.com/"})
+      if (key.rfind(prefix, 0) == 0) key = key.substr(std::string(prefix).size());
+    r.fail(n, field + "." + key, e.detail());
+  }
+  if (!t.request.wants_devices() && t.request.host.cpu_milli == 0)
+    r.fail(n, field, "a template must ask for a GPU (gpu, gpumem, gpumem-percentage, gpucores) or cpu");
+  return t;
+}
+
+void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& base_dir, Scenario& s) {
+  if (!fleet) r.fail(fleet, "fleet", "is required");
+  if (fleet.IsSequence()) {
+    std::vector<FleetGroup> groups;
+    for (size_t i = 0; i < fleet.size(); ++i) {
+      const std::string f = fmt::format("fleet[{}]", i);
+      const YAML::Node g = fleet[i];
+      r.only_keys(g, {"template", "count"}, f);
+      const YAML::Node t = r.get(g, "template");
+      if (!t) r.fail(g, f + ".template", "is required");
+      r.only_keys(t,
+                  {"name", "model", "cards", "card_memory_mib", "slots", "cores", "cpu_milli", "memory_mib"},
+                  f + ".template");
+      FleetGroup fg;
+      fg.node.name = r.required<std::string>(t, "name", f + ".template.name");
+      fg.node.model = r.required<std::string>(t, "model", f + ".template.model");
+      fg.node.cards = r.value<int>(t, "cards", f + ".template.cards", 1);
+      fg.node.card_memory_mib = r.required<int64_t>(t, "card_memory_mib", f + ".template.card_memory_mib");
+      fg.node.slots = r.value<int32_t>(t, "slots", f + ".template.slots", 10);
+      fg.node.cores = r.value<int32_t>(t, "cores", f + ".template.cores", 100);
+      fg.node.cpu_milli = r.value<int64_t>(t, "cpu_milli", f + ".template.cpu_milli", 0);
+      fg.node.memory_mib = r.value<int64_t>(t, "memory_mib", f + ".template.memory_mib", 0);
+      fg.count = r.value<int>(g, "count", f + ".count", 1);
+      if (fg.node.cards < 0 || fg.node.cards > 64)
+        r.fail(t, f + ".template.cards", "must be between 0 and 64");
+      if (fg.node.card_memory_mib <= 0) r.fail(t, f + ".template.card_memory_mib", "must be positive");
+      if (fg.node.slots <= 0) r.fail(t, f + ".template.slots", "must be positive");
+      if (fg.node.cores <= 0) r.fail(t, f + ".template.cores", "must be positive");
+      if (fg.count < 0 || fg.count > 10'000'000) r.fail(g, f + ".count", "must be between 0 and 10000000");
+      groups.push_back(fg);
+    }
+    s.fleet = build_fleet(groups);
+    return;
+  }
+  r.only_keys(fleet, {"manifests", "openb"}, "fleet");
+  if (YAML::Node m = r.get(fleet, "manifests")) {
+    const std::string path = (std::filesystem::path(base_dir) / m.as<std::string>()).string();
+    for (auto& nd : core::codec::parse_nodes(read_text(path, r.source, r.line(m), "fleet.manifests"), path))
+      s.fleet.add_node(std::move(nd.node));
+  } else if (YAML::Node o = r.get(fleet, "openb")) {
+    const std::string path = (std::filesystem::path(base_dir) / o.as<std::string>()).string();
+    s.fleet = load_openb_nodes(read_text(path, r.source, r.line(o), "fleet.openb"), path);
+  } else {
+    r.fail(fleet, "fleet", "give a list of templates, 'manifests' or 'openb'");
+  }
+}
+
+}  // namespace
+
+Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
+  }
+  Reader r{source};
+  if (!root.IsMap()) throw InputError(source, 1, "", "a scenario must be a mapping");
+  r.only_keys(root,
+              {"name", "policy", "gpu_policy", "seed", "queue", "fleet", "templates", "pods", "generator",
+               "openb_pods"},
+              "");
+  Scenario s;
+  if (text.rfind("#", 0) == 0) s.description = text.substr(1, text.find('\n') - 1);
+  while (!s.description.empty() && s.description.front() == ' ') s.description.erase(0, 1);
+  s.name = r.value<std::string>(root, "name", "name", std::filesystem::path(source).stem().string());
+  s.policy = r.value<std::string>(root, "policy", "policy", "hami-binpack");
+  const auto names = core::policy_names();
+  if (std::find(names.begin(), names.end(), s.policy) == names.end())
+    r.fail(r.get(root, "policy"), "policy", fmt::format("unknown policy '{}'", s.policy));
+  s.gpu_policy = r.value<std::string>(root, "gpu_policy", "gpu_policy", "spread");
+  s.seed = r.value<uint64_t>(root, "seed", "seed", 42);
+  const std::string queue = r.value<std::string>(root, "queue", "queue", "fifo");
+  if (queue == "fifo")
+    s.queue = QueueDiscipline::Fifo;
+  else if (queue == "skip-ahead")
+    s.queue = QueueDiscipline::SkipAhead;
+  else
+    r.fail(r.get(root, "queue"), "queue", fmt::format("'{}': use fifo or skip-ahead", queue));
+  read_fleet(r, r.get(root, "fleet"), base_dir, s);
+
+  if (YAML::Node t = r.get(root, "templates")) {
+    if (!t.IsMap()) r.fail(t, "templates", "must map names to pod templates");
+    for (auto it = t.begin(); it != t.end(); ++it) {
+      const std::string name = it->first.as<std::string>();
+      s.templates.push_back(read_template(r, name, it->second, "templates." + name));
+    }
+  }
+  auto find_template = [&](const YAML::Node& at, const std::string& name, const std::string& field) {
+    for (const auto& t : s.templates)
+      if (t.name == name) return t;
+    r.fail(at, field, fmt::format("unknown template '{}'", name));
+  };
+  int sources = 0;
+  if (YAML::Node pods = r.get(root, "pods")) {
+    ++sources;
+    if (!pods.IsSequence()) r.fail(pods, "pods", "must be a list");
+    for (size_t i = 0; i < pods.size(); ++i) {
+      const std::string f = fmt::format("pods[{}]", i);
+      r.only_keys(pods[i], {"at", "duration", "template", "repeat"}, f);
+      ExplicitPod p;
+      p.at = r.value<double>(pods[i], "at", f + ".at", 0);
+      p.duration = r.value<double>(pods[i], "duration", f + ".duration", kForever);
+      p.template_name = r.required<std::string>(pods[i], "template", f + ".template");
+      p.repeat = r.value<int>(pods[i], "repeat", f + ".repeat", 1);
+      if (p.at < 0) r.fail(pods[i], f + ".at", "must not be negative");
+      if (p.duration <= 0) r.fail(pods[i], f + ".duration", "must be positive");
+      if (p.repeat < 1 || p.repeat > 1'000'000)
+        r.fail(pods[i], f + ".repeat", "must be between 1 and 1000000");
+      find_template(pods[i], p.template_name, f + ".template");
+      s.pods.push_back(p);
+    }
+  }
+  if (YAML::Node g = r.get(root, "generator")) {
+    ++sources;
+    r.only_keys(g, {"pods", "arrival", "rate_per_s", "duration", "mean_s", "sigma", "mix"}, "generator");
+    GeneratorSpec spec;
+    spec.pods = r.required<size_t>(g, "pods", "generator.pods");
+    spec.arrival = r.value<std::string>(g, "arrival", "generator.arrival", "poisson");
+    if (spec.arrival != "poisson" && spec.arrival != "uniform" && spec.arrival != "burst")
+      r.fail(r.get(g, "arrival"), "generator.arrival", "use poisson, uniform or burst");
+    spec.rate_per_s = r.value<double>(g, "rate_per_s", "generator.rate_per_s", 1.0);
+    if (!(spec.rate_per_s > 0)) r.fail(r.get(g, "rate_per_s"), "generator.rate_per_s", "must be positive");
+    spec.duration = r.value<std::string>(g, "duration", "generator.duration", "exponential");
+    if (spec.duration != "exponential" && spec.duration != "fixed" && spec.duration != "lognormal" &&
+        spec.duration != "forever")
+      r.fail(r.get(g, "duration"), "generator.duration", "use exponential, fixed, lognormal or forever");
+    spec.mean_s = r.value<double>(g, "mean_s", "generator.mean_s", 600.0);
+    if (!(spec.mean_s > 0)) r.fail(r.get(g, "mean_s"), "generator.mean_s", "must be positive");
+    spec.sigma = r.value<double>(g, "sigma", "generator.sigma", 1.0);
+    YAML::Node mix = r.get(g, "mix");
+    if (!mix || !mix.IsSequence() || mix.size() == 0) r.fail(g, "generator.mix", "needs a list of templates");
+    for (size_t i = 0; i < mix.size(); ++i) {
+      const std::string f = fmt::format("generator.mix[{}]", i);
+      PodTemplate t = find_template(mix[i], r.required<std::string>(mix[i], "template", f + ".template"),
+                                    f + ".template");
+      r.only_keys(mix[i], {"template", "weight"}, f);
+      t.weight = r.value<double>(mix[i], "weight", f + ".weight", 1.0);
+      if (!(t.weight >= 0)) r.fail(mix[i], f + ".weight", "must not be negative");
+      spec.mix.push_back(t);
+    }
+    s.generator = spec;
+  }
+  if (YAML::Node o = r.get(root, "openb_pods")) {
+    ++sources;
+    r.only_keys(o, {"file", "tune", "resample", "departures"}, "openb_pods");
+    const std::string file = r.required<std::string>(o, "file", "openb_pods.file");
+    const std::string path = (std::filesystem::path(base_dir) / file).string();
+    s.openb_pods_csv = read_text(path, source, r.line(o), "openb_pods.file");
+    s.openb_pods_source = path;
+    s.openb.tune = r.value<double>(o, "tune", "openb_pods.tune", 1.3);
+    s.openb.resample = r.value<bool>(o, "resample", "openb_pods.resample", true);
+    s.openb.departures = r.value<bool>(o, "departures", "openb_pods.departures", false);
+    if (!(s.openb.tune > 0 && s.openb.tune <= 10)) r.fail(o, "openb_pods.tune", "must be in (0, 10]");
+  }
+  if (sources != 1) r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
+  if (s.fleet.size() == 0) r.fail(root, "fleet", "the fleet has no nodes");
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_scenario(ss.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+Workload materialize(const Scenario& s, uint64_t seed) {
+  if (s.generator) return generate(*s.generator, seed, typical_card_mib(s.fleet));
+  if (s.openb_pods_csv) {
+    OpenbOptions o = s.openb;
+    o.seed = seed;
+    return load_openb_pods(*s.openb_pods_csv, s.openb_pods_source, s.fleet, o);
+  }
+  Workload w;
+  for (const auto& p : s.pods) {
+    const PodTemplate* t = nullptr;
+    for (const auto& tpl : s.templates)
+      if (tpl.name == p.template_name) t = &tpl;
+    for (int i = 0; i < p.repeat; ++i) {
+      PodSpec spec;
+      spec.request = t->request;
+      spec.request.name = fmt::format("{}-{}", p.template_name, w.size());
+      spec.kind = p.template_name;
+      spec.arrival = p.at;
+      spec.duration = p.duration;
+      spec.gpu_milli = gpu_milli_of(spec.request, typical_card_mib(s.fleet));
+      w.push_back(std::move(spec));
+    }
+  }
+  std::stable_sort(w.begin(), w.end(),
+                   [](const PodSpec& a, const PodSpec& b) { return a.arrival < b.arrival; });
+  return w;
+}
+
+Scenario openb_scenario(const std::string& nodes_path, const std::string& pods_path,
+                        const OpenbOptions& options) {
+  Scenario s;
+  s.name = "openb";
+  s.description = "openb trace replay (Alibaba cluster-trace-gpu-v2023)";
+  s.fleet =
+      load_openb_nodes(read_text(nodes_path, "command line", 0, "--openb-nodes"), nodes_path, options.slots);
+  s.openb_pods_csv = read_text(pods_path, "command line", 0, "--openb-pods");
+  s.openb_pods_source = pods_path;
+  s.openb = options;
+  s.seed = options.seed;
+  return s;
+}
+
+}  // namespace gpuslice::sim

@@ -1,0 +1,253 @@
+#include "gpuslice/sim/simulator.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <deque>
+#include <map>
+
+#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/scheduler.hpp"
+#include "gpuslice/sim/engine.hpp"
+
+namespace gpuslice::sim {
+
+namespace {
+
+// The request shapes of the stream and how often each occurs: what FGD
+// calls the typical pods.
+std::vector<core::TypicalPod> typical_pods(const Workload& w) {
+  std::map<std::string, std::pair<core::PodRequest, double>> shapes;
+  for (const auto& p : w) {
+    if (!p.request.wants_devices()) continue;
+    const auto& c = p.request.containers.front();
+    const std::string key = fmt::format("{}/{}/{}/{}", c.count, c.memory_mib, c.memory_percent, c.cores);
+    auto& e = shapes[key];
+    if (e.second == 0) e.first = p.request;
+    e.second += 1;
+  }
+  std::vector<core::TypicalPod> out;
+  for (auto& [k, v] : shapes) out.push_back({v.first, v.second / static_cast<double>(w.size())});
+  return out;
+}
+
+class Run {
+ public:
+  Run(const core::Cluster& fleet, const Workload& w, const RunOptions& o)
+      : cluster_(fleet), workload_(w), options_(o), metrics_(cluster_) {
+    core::PolicyArgs args;
+    args.seed = o.seed;
+    args.gpu_policy = o.gpu_policy;
+    args.typical_pods = typical_pods(w);
+    policy_ = core::make_policy(o.policy, args);
+    records_.resize(w.size());
+    for (const auto& p : w)
+      if (p.duration != kForever) departures_ = true;
+    full_events_ = cluster_.size() <= 64;
+    sample_every_ = std::max<size_t>(1, w.size() / 10000);
+  }
+
+  RunResult go(const std::string& name) {
+    const auto start = std::chrono::steady_clock::now();
+    for (uint32_t i = 0; i < workload_.size(); ++i) {
+      const auto& p = workload_[i];
+      records_[i] = {p.request.name, p.kind, "", "", "pending", "", p.arrival, -1, -1, p.gpu_milli};
+      engine_.schedule(p.arrival, EventKind::Arrival, i);
+    }
+    size_t handled = 0;
+    while (!engine_.empty()) {
+      const Event e = engine_.next();
+      if (e.kind == EventKind::Arrival)
+        arrive(e.pod);
+      else
+        depart(e.pod);
+      if (++handled % sample_every_ == 0) sample();
+      if (options_.progress && handled % 4096 == 0 &&
+          !options_.progress(static_cast<double>(handled) / static_cast<double>(2 * workload_.size()))) {
+        result_.interrupted = true;
+        break;
+      }
+    }
+    sample();
+    for (uint32_t id : pending_) records_[id].status = "pending";
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summarize(name, wall);
+    result_.pods = std::move(records_);
+    return std::move(result_);
+  }
+
+ private:
+  // The first attempt of a small fleet's pod keeps HAMi's full report (its
+  // events); retries of waiting pods only need the choice.
+  bool try_place(uint32_t id, bool first_attempt = false) {
+    const auto& p = workload_[id];
+    const core::Detail detail = full_events_ && first_attempt ? core::Detail::Full : core::Detail::Minimal;
+    core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail);
+    if (!d.placed()) {
+      if (!records_[id].reason.empty() || explained_ >= options_.explain_limit) return false;
+      explain(id, detail == core::Detail::Full
+                      ? d
+                      : scheduler_.place(cluster_, p.request, *policy_, core::Detail::Full));
+      return false;
+    }
+    core::Scheduler::commit(cluster_, p.request, d, *policy_);
+    auto& r = records_[id];
+    r.node = cluster_.node(*d.node).name;
+    r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
+    r.start = engine_.now();
+    r.status = "running";
+    metrics_.placed(*d.node, p.gpu_milli, d.allocation);
+    metrics_.pending_time(engine_.now() - p.arrival);
+    ++placed_;
+    if (!d.events.empty()) event(id, d.events.front());
+    if (p.duration != kForever) engine_.schedule(engine_.now() + p.duration, EventKind::Departure, id);
+    running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
+    return true;
+  }
+
+  // Why a pod does not fit: the reason most nodes give, as HAMi's events say it.
+  void explain(uint32_t id, const core::Decision& d) {
+    ++explained_;
+    std::map<std::string, size_t> by_reason;
+    for (const auto& [node, reason] : d.failed)
+      for (const auto& name : core::parse_reason_names(reason)) ++by_reason[name];
+    std::string top;
+    size_t most = 0;
+    for (const auto& [name, n] : by_reason)
+      if (n > most) {
+        most = n;
+        top = name;
+      }
+    records_[id].reason = top.empty() ? "NoNodes" : top;
+    for (const auto& e : d.events) event(id, e);
+  }
+
+  void event(uint32_t id, const core::Event& e) {
+    result_.events.push_back({engine_.now(), workload_[id].request.name, e.type, e.reason, e.message});
+  }
+
+  void arrive(uint32_t id) {
+    metrics_.arrived(workload_[id].gpu_milli);
+    // FIFO keeps arrival order: nobody passes a pod that is already waiting.
+    const bool must_queue = options_.queue == QueueDiscipline::Fifo && !pending_.empty();
+    if (must_queue || !try_place(id, true)) {
+      if (departures_)
+        pending_.push_back(id);
+      else
+        refuse(id);  // nothing ever leaves (the study's model): the pod is refused
+    }
+    metrics_.observe_curve();
+  }
+
+  void refuse(uint32_t id) {
+    records_[id].status = "refused";
+    if (records_[id].reason.empty()) records_[id].reason = "Unexplained";
+    metrics_.refused(records_[id].reason);
+    ++failed_;
+  }
+
+  void depart(uint32_t id) {
+    auto it = running_.find(id);
+    const auto& p = workload_[id];
+    cluster_.release(it->second.node, it->second.allocation, p.request.host);
+    policy_->on_release(cluster_.view(it->second.node), p.request, it->second.allocation);
+    metrics_.departed(it->second.node, p.gpu_milli, it->second.allocation);
+    records_[id].end = engine_.now();
+    records_[id].status = "completed";
+    running_.erase(it);
+    retry_pending();
+  }
+
+  void retry_pending() {
+    if (options_.queue == QueueDiscipline::Fifo) {
+      while (!pending_.empty() && try_place(pending_.front())) pending_.pop_front();
+      return;
+    }
+    for (auto it = pending_.begin(); it != pending_.end();) it = try_place(*it) ? pending_.erase(it) : it + 1;
+  }
+
+  void sample() {
+    result_.timeline.push_back(
+        metrics_.row(engine_.now(), running_.size(), pending_.size(), placed_, failed_));
+  }
+
+  void summarize(const std::string& name, double wall) {
+    auto& s = result_.summary;
+    size_t never_placed = 0;
+    for (const auto& r : records_)
+      if (r.status == "pending") ++never_placed;
+    for (const auto& r : records_)
+      if (r.status == "pending") metrics_.refused(r.reason.empty() ? "StillPending" : r.reason);
+    s["scenario"] = name;
+    s["policy"] = options_.policy;
+    s["seed"] = options_.seed;
+    s["nodes"] = cluster_.size();
+    s["gpus"] = cluster_.device_count();
+    s["pods"] = workload_.size();
+    s["placements"] = placed_;
+    s["failed"] = failed_ + never_placed;
+    s["refused"] = failed_;
+    s["pending_at_end"] = never_placed;
+    s["wall_seconds"] = wall;
+    s["pods_per_second"] = wall > 0 ? static_cast<double>(workload_.size()) / wall : 0.0;
+    s["simulated_seconds"] = engine_.now();
+    const TimelineRow last = metrics_.row(engine_.now(), running_.size(), pending_.size(), placed_, failed_);
+    s["arrived_gpu_pct"] = last.arrived_pct;
+    s["final_alloc_gpu_pct"] = last.alloc_gpu_pct;
+    s["final_alloc_memory_pct"] = last.alloc_memory_pct;
+    s["final_alloc_cores_pct"] = last.alloc_cores_pct;
+    double peak = 0;
+    for (const auto& row : result_.timeline) peak = std::max(peak, row.alloc_gpu_pct);
+    s["peak_alloc_gpu_pct"] = peak;
+    nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+    for (const auto& v : metrics_.alloc_by_arrived())
+      curve.push_back(v ? nlohmann::ordered_json(*v) : nullptr);
+    s["alloc_ratio_by_arrived_pct"] = std::move(curve);
+    const auto& at130 = metrics_.alloc_by_arrived()[130];
+    s["alloc_ratio_at_130_pct"] = at130 ? nlohmann::ordered_json(*at130) : nullptr;
+    s["unallocated_gpus_at_130_pct"] =
+        at130 ? nlohmann::ordered_json((1 - *at130 / 100) * static_cast<double>(cluster_.device_count()))
+              : nullptr;
+    s["pending_seconds"] = {{"p50", metrics_.percentile_pending(50)},
+                            {"p95", metrics_.percentile_pending(95)},
+                            {"p99", metrics_.percentile_pending(99)},
+                            {"max", metrics_.max_pending()}};
+    s["refusals_by_reason"] = metrics_.refusals();
+    s["interrupted"] = result_.interrupted;
+  }
+
+  struct Placement {
+    size_t node;
+    core::PodAllocation allocation;
+  };
+
+  core::Cluster cluster_;
+  const Workload& workload_;
+  RunOptions options_;
+  Metrics metrics_;
+  std::unique_ptr<core::Policy> policy_;
+  core::Scheduler scheduler_;
+  Engine engine_;
+  std::vector<PodRecord> records_;
+  std::deque<uint32_t> pending_;
+  std::unordered_map<uint32_t, Placement> running_;
+  RunResult result_;
+  size_t placed_ = 0, failed_ = 0, explained_ = 0, sample_every_ = 1;
+  bool departures_ = false, full_events_ = false;
+};
+
+}  // namespace
+
+RunResult simulate(const core::Cluster& fleet, const Workload& workload, const RunOptions& options,
+                   const std::string& scenario_name) {
+  Run run(fleet, workload, options);
+  return run.go(scenario_name);
+}
+
+RunResult simulate(const Scenario& scenario, const RunOptions& options) {
+  const Workload w = materialize(scenario, options.seed);
+  return simulate(scenario.fleet, w, options, scenario.name);
+}
+
+}  // namespace gpuslice::sim

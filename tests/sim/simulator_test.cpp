@@ -1,0 +1,132 @@
+#include "gpuslice/sim/simulator.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "gpuslice/sim/fleet.hpp"
+#include "gpuslice/sim/generator.hpp"
+
+using namespace gpuslice;
+using namespace gpuslice::sim;
+
+namespace {
+core::Cluster one_card(int64_t mib = 16000, int32_t slots = 10) {
+  return build_fleet({{NodeTemplate{"n", "Tesla T4", 1, mib, slots, 100, 0, 0}, 1}});
+}
+PodSpec pod(const std::string& name, double at, double duration, int64_t mib, int32_t cores = 0) {
+  PodSpec p;
+  p.request.name = name;
+  core::ContainerRequest c;
+  c.count = 1;
+  c.memory_mib = mib;
+  c.cores = cores;
+  p.request.containers.push_back(c);
+  p.arrival = at;
+  p.duration = duration;
+  p.gpu_milli = 10 * cores;
+  return p;
+}
+const PodRecord& record(const RunResult& r, const std::string& name) {
+  for (const auto& p : r.pods)
+    if (p.name == name) return p;
+  FAIL("no pod " << name);
+  return r.pods.front();
+}
+}  // namespace
+
+TEST_CASE("a departure frees capacity and the waiting pod is placed then", "[sim]") {
+  Workload w{pod("a", 0, 100, 12000), pod("b", 10, 50, 8000)};
+  auto r = simulate(one_card(), w, {});
+  const auto& b = record(r, "b");
+  CHECK(record(r, "a").end == 100);
+  CHECK(b.start == 100);  // waited for a to leave
+  CHECK(b.end == 150);
+  CHECK(b.status == "completed");
+  CHECK(r.summary["placements"] == 2);
+  CHECK(r.summary["failed"] == 0);
+  CHECK(r.summary["pending_seconds"]["max"].get<double>() == Approx(90));
+}
+
+TEST_CASE("FIFO blocks at the head of the line; skip-ahead lets small pods pass", "[sim]") {
+  Workload w{pod("big-running", 0, 100, 10000), pod("big-waiting", 1, 10, 10000), pod("small", 2, 10, 1000)};
+  RunOptions fifo;
+  auto a = simulate(one_card(), w, fifo);
+  CHECK(record(a, "small").start == 100);  // behind big-waiting
+  RunOptions skip;
+  skip.queue = QueueDiscipline::SkipAhead;
+  auto b = simulate(one_card(), w, skip);
+  CHECK(record(b, "small").start == 2);
+  CHECK(record(b, "big-waiting").start == 100);
+}
+
+TEST_CASE("without departures a pod that does not fit is refused with HAMi's reason", "[sim]") {
+  Workload w{pod("a", 0, kForever, 12000), pod("b", 1, kForever, 8000)};
+  auto r = simulate(one_card(), w, {});
+  CHECK(record(r, "b").status == "refused");
+  CHECK(record(r, "b").reason == "CardInsufficientMemory");
+  CHECK(r.summary["refusals_by_reason"]["CardInsufficientMemory"] == 1);
+  bool failed_event = false;
+  for (const auto& e : r.events)
+    if (e.pod == "b" && e.message == "1 nodes CardInsufficientMemory(n-0)") failed_event = true;
+  CHECK(failed_event);
+}
+
+TEST_CASE("runs are deterministic for a seed and differ across seeds", "[sim]") {
+  GeneratorSpec g;
+  g.pods = 400;
+  g.rate_per_s = 0.5;
+  g.mean_s = 300;
+  core::PodRequest small;
+  core::ContainerRequest c;
+  c.count = 1;
+  c.memory_mib = 3000;
+  c.cores = 20;
+  small.containers.push_back(c);
+  g.mix = {{"small", 3, small}};
+  core::PodRequest whole = small;
+  whole.containers[0].memory_mib = 0;
+  whole.containers[0].memory_percent = 100;
+  whole.containers[0].cores = 100;
+  g.mix.push_back({"whole", 1, whole});
+  auto fleet = build_fleet({{NodeTemplate{"n", "Tesla T4", 2, 16000, 10, 100, 0, 0}, 4}});
+  RunOptions o;
+  auto run = [&](uint64_t seed) {
+    o.seed = seed;
+    return simulate(fleet, generate(g, seed, 16000), o);
+  };
+  auto a = run(7), b = run(7), c2 = run(8);
+  REQUIRE(a.pods.size() == b.pods.size());
+  for (size_t i = 0; i < a.pods.size(); ++i) {
+    CHECK(a.pods[i].start == b.pods[i].start);
+    CHECK(a.pods[i].node == b.pods[i].node);
+    CHECK(a.pods[i].allocation == b.pods[i].allocation);
+  }
+  CHECK(a.summary["pending_seconds"] == b.summary["pending_seconds"]);
+  CHECK(a.summary["pending_seconds"] != c2.summary["pending_seconds"]);
+}
+
+TEST_CASE("binpack fills one card before the next; spread takes the emptiest node", "[sim][policy]") {
+  auto fleet = build_fleet({{NodeTemplate{"n", "Tesla T4", 1, 16000, 10, 100, 0, 0}, 2}});
+  Workload w{pod("a", 0, kForever, 1000), pod("b", 1, kForever, 1000)};
+  RunOptions binpack;
+  auto r1 = simulate(fleet, w, binpack);
+  CHECK(record(r1, "a").node == "n-0");
+  CHECK(record(r1, "b").node == "n-0");
+  RunOptions spread;
+  spread.policy = "hami-spread";
+  auto r2 = simulate(fleet, w, spread);
+  CHECK(record(r2, "a").node == "n-0");
+  CHECK(record(r2, "b").node == "n-1");
+}
+
+TEST_CASE("the allocation curve by arrived demand has 131 points", "[sim][metrics]") {
+  Workload w;
+  for (int i = 0; i < 14; ++i) w.push_back(pod("p" + std::to_string(i), i, kForever, 1000, 10));
+  auto r = simulate(one_card(16000, 20), w, {});
+  const auto& curve = r.summary["alloc_ratio_by_arrived_pct"];
+  REQUIRE(curve.size() == 131);
+  CHECK(curve[0].get<double>() == Approx(10));  // first pod: 10% arrived and placed
+  CHECK(curve[100].get<double>() == Approx(100));
+  CHECK(curve[130].get<double>() == Approx(100));  // pods past 100% are refused
+  CHECK(r.summary["failed"] == 4);
+  CHECK(r.summary["refusals_by_reason"]["CardInsufficientCore"] == 4);
+}
