@@ -265,7 +265,7 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
     for (auto it = ann.begin(); it != ann.end(); ++it) {
       const std::string key = it->first.Scalar();
       const std::string field = "metadata.annotations." + key;
-      const YAML::Node& vn = it->second;
+      const YAML::Node vn = it->second;  // a copy: it->second is a temporary
       const std::string v = doc.scalar(vn, field);
       if (key == "nvidia.com/use-gputype")
         p.selectors.use_types = comma_list(v);
