@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/fleet.hpp"
@@ -163,10 +164,12 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
 
 Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir) {
   YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
+  bool found = false;
+  for (const auto& doc : core::codec::load_yaml_documents(text, source)) {
+    if (!doc || doc.IsNull()) continue;
+    if (found) throw InputError(source, doc.Mark().line + 1, "", "a scenario is one YAML document, found a second");
+    root = doc;
+    found = true;
   }
   Reader r{source};
   if (!root.IsMap()) throw InputError(source, 1, "", "a scenario must be a mapping");

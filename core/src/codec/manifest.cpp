@@ -9,6 +9,7 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 
@@ -49,12 +50,7 @@ struct Doc {
 };
 
 std::vector<YAML::Node> load_documents(std::string_view text, const std::string& source) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw InputError(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
-  }
+  const std::vector<YAML::Node> docs = load_yaml_documents(text, source);
   std::vector<YAML::Node> objects;
   for (const auto& d : docs) {
     if (!d || d.IsNull()) continue;
