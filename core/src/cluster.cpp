@@ -1,7 +1,9 @@
 #include "gpuslice/core/cluster.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 
@@ -10,6 +12,24 @@ namespace gpuslice::core {
 uint64_t Cluster::next_epoch() {
   static std::atomic<uint64_t> counter{0};
   return ++counter;
+}
+
+namespace {
+// Everything about a node that fit and scoring read, except names and UUIDs.
+std::string shape_key(const Node& n) {
+  std::string key = fmt::format("{}|{}|{}|", n.model, n.capacity.cpu_milli, n.capacity.memory_mib);
+  for (const auto& d : n.devices)
+    key += fmt::format("{}/{}/{}/{}/{}/{}/{}/{};", d.type, d.vendor, d.slots, d.memory_mib, d.cores, d.numa,
+                       d.mode, d.healthy);
+  for (const auto& row : n.topology) key += fmt::format("{},", fmt::join(row, " "));
+  return key;
+}
+}  // namespace
+
+bool Cluster::same_state(size_t a, size_t b) const {
+  if (shape_[a] != shape_[b] || !(host_used_[a] == host_used_[b])) return false;
+  const auto ua = usage(a), ub = usage(b);
+  return std::equal(ua.begin(), ua.end(), ub.begin(), ub.end());
 }
 
 size_t Cluster::add_node(Node node) {
@@ -23,6 +43,9 @@ size_t Cluster::add_node(Node node) {
   usage_.resize(usage_.size() + node.devices.size());
   host_used_.push_back({});
   version_.push_back(0);
+  // A cordon names UUIDs, so a cordoned node is a shape of its own.
+  const std::string key = node.cordoned_uuids.empty() ? shape_key(node) : "cordoned:" + node.name;
+  shape_.push_back(shape_ids_.try_emplace(key, static_cast<uint32_t>(shape_ids_.size())).first->second);
   nodes_.push_back(std::move(node));
   return id;
 }
@@ -38,7 +61,7 @@ std::span<const DeviceUsage> Cluster::usage(size_t id) const {
 }
 
 NodeView Cluster::view(size_t id) const {
-  return NodeView{id, &nodes_[id], usage(id), host_used_[id], version_[id]};
+  return NodeView{id, &nodes_[id], usage(id), host_used_[id], version_[id], shape_[id]};
 }
 
 void Cluster::charge(size_t id, const PodAllocation& allocation, const HostResources& host) {

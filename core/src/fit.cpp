@@ -58,22 +58,6 @@ bool is_cordoned(const Node& node, const Device& dev) {
          node.cordoned_uuids.end();
 }
 
-int32_t clamped_cores(const ContainerRequest& r) { return std::min<int32_t>(r.cores, 100); }
-
-// Checks after the NUMA step of HAMi's Fit (6 to 13), for one card.
-std::optional<Reason> capacity_check(const Device& dev, const DeviceUsage& used, const ContainerRequest& req,
-                                     bool mutex, int64_t& memreq) {
-  if (dev.slots <= used.slots) return Reason::CardTimeSlicingExhausted;
-  if (mutex && used.slots > 0) return Reason::ExclusiveDeviceAllocateConflict;
-  const int32_t cores = clamped_cores(req);
-  memreq = req.memory_on(dev.memory_mib);
-  if (dev.memory_mib - used.memory_mib < memreq) return Reason::CardInsufficientMemory;
-  if (dev.cores - used.cores < cores) return Reason::CardInsufficientCore;
-  if (dev.cores == 100 && cores == 100 && used.slots > 0) return Reason::ExclusiveDeviceAllocateConflict;
-  if (dev.cores != 0 && used.cores == dev.cores && cores == 0) return Reason::CardComputeUnitsExhausted;
-  return std::nullopt;
-}
-
 std::optional<Reason> pre_numa_check(const Node& node, const Device& dev, const Selectors& sel) {
   if (!dev.healthy) return Reason::CardNotHealth;
   if (is_cordoned(node, dev)) return Reason::CardCordoned;
@@ -88,8 +72,8 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
                    std::vector<DeviceGrant>& out, std::string& reason) {
   const Node& n = *node.node;
   // Only the request's vendor's cards take part (HAMi getNodeResources).
-  const int cards = static_cast<int>(
-      std::count_if(n.devices.begin(), n.devices.end(), [&](const Device& d) { return d.vendor == req.vendor; }));
+  const int cards = static_cast<int>(std::count_if(n.devices.begin(), n.devices.end(),
+                                                   [&](const Device& d) { return d.vendor == req.vendor; }));
   if (req.count > cards) {
     reason = std::string(reason_name(Reason::NodeInsufficientDevice));
     return false;
@@ -127,7 +111,7 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
     }
     if (remaining > 0) {
       if (!policy.topology) --remaining;
-      s.picks.push_back({d, memreq, clamped_cores(req)});
+      s.picks.push_back({d, memreq, std::min<int32_t>(req.cores, 100)});
     }
     if (remaining == 0 && !policy.topology) break;
   }
@@ -212,18 +196,19 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
   return result;
 }
 
+bool card_admits(const Node& node, size_t d, const PodRequest& pod, const ContainerRequest& request) {
+  const Device& dev = node.devices[d];
+  return dev.vendor == request.vendor && !pre_numa_check(node, dev, pod.selectors) &&
+         uuid_allowed(pod.selectors, dev);
+}
+
 std::vector<int> fitting_cards(const NodeView& node, std::span<const DeviceUsage> usage,
                                const PodRequest& pod, const ContainerRequest& request) {
   std::vector<int> cards;
   const Node& n = *node.node;
-  for (size_t d = 0; d < n.devices.size(); ++d) {
-    const Device& dev = n.devices[d];
-    if (dev.vendor != request.vendor) continue;
-    if (pre_numa_check(n, dev, pod.selectors) || !uuid_allowed(pod.selectors, dev)) continue;
-    int64_t memreq = 0;
-    if (capacity_check(dev, usage[d], request, false, memreq)) continue;
-    cards.push_back(static_cast<int>(d));
-  }
+  for (size_t d = 0; d < n.devices.size(); ++d)
+    if (card_admits(n, d, pod, request) && card_has_room(n.devices[d], usage[d], request))
+      cards.push_back(static_cast<int>(d));
   return cards;
 }
 

@@ -41,13 +41,40 @@ bool may_fit(const NodeView& node, const PodRequest& pod) {
     for (size_t i = 0; i < node.device_count(); ++i) {
       const auto& d = node.device(i);
       const auto& u = node.usage[i];
-      if (d.vendor == req.vendor && d.healthy && u.slots < d.slots && d.memory_mib - u.memory_mib >= req.memory_on(d.memory_mib) &&
-          d.cores - u.cores >= cores && !(cores == 100 && d.cores == 100 && u.slots > 0))
+      // Integers first: the vendor string compare is the slow part.
+      if (d.healthy && u.slots < d.slots && d.memory_mib - u.memory_mib >= req.memory_on(d.memory_mib) &&
+          d.cores - u.cores >= cores && !(cores == 100 && d.cores == 100 && u.slots > 0) &&
+          d.vendor == req.vendor)
         ++candidates;
     }
     if (candidates < req.count) return false;
   }
   return true;
+}
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdULL;
+}
+
+uint64_t state_hash(const Cluster& cluster, size_t id) {
+  uint64_t h = mix(cluster.shape(id), static_cast<uint64_t>(cluster.host_used(id).cpu_milli));
+  h = mix(h, static_cast<uint64_t>(cluster.host_used(id).memory_mib));
+  for (const auto& u : cluster.usage(id)) {
+    h = mix(h, static_cast<uint64_t>(u.slots));
+    h = mix(h, static_cast<uint64_t>(u.memory_mib));
+    h = mix(h, static_cast<uint64_t>(u.cores));
+  }
+  return h;
+}
+
+// Two cards of one node that no score can tell apart: built alike, used alike.
+bool same_card(const NodeView& view, int a, int b) {
+  const auto& da = view.device(static_cast<size_t>(a));
+  const auto& db = view.device(static_cast<size_t>(b));
+  return view.usage[static_cast<size_t>(a)] == view.usage[static_cast<size_t>(b)] && da.type == db.type &&
+         da.slots == db.slots && da.memory_mib == db.memory_mib && da.cores == db.cores &&
+         da.numa == db.numa && da.mode == db.mode;
 }
 
 struct Best {
@@ -76,14 +103,30 @@ Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod,
   return decision;
 }
 
-Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy,
-                          Detail detail) const {
+bool Scheduler::seen_same_state(const Cluster& cluster, size_t id) const {
+  if (state_epoch_ != cluster.epoch() || state_hash_.size() != cluster.size()) {
+    state_epoch_ = cluster.epoch();
+    state_hash_.assign(cluster.size(), {UINT64_MAX, 0});
+  }
+  auto& cached = state_hash_[id];
+  if (cached.first != cluster.version(id)) cached = {cluster.version(id), state_hash(cluster, id)};
+  auto [it, inserted] = seen_states_.try_emplace(cached.second, static_cast<uint32_t>(id));
+  return !inserted && cluster.same_state(it->second, id);
+}
+
+Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
+                          std::optional<size_t> shape) const {
   if (detail == Detail::Minimal && policy.pod_independent_score()) return place_by_rank(cluster, pod, policy);
   Decision decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
   size_t share_index = 0;
   const ContainerRequest* share = policy.chooses_share_card() ? share_request(pod, share_index) : nullptr;
   const bool full = detail == Detail::Full;
+  // Without the full report, nodes that cannot fit or that repeat an
+  // earlier node's state are skipped: neither can change the choice.
+  const bool skip_repeats = !full && policy.score_reads_only_node_state() &&
+                            pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
+  seen_states_.clear();
 
   Best best;
   auto consider = [&](size_t id, const NodeScore& s, const PodAllocation& a) {
@@ -97,34 +140,86 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     }
   };
 
-  for (size_t id = 0; id < cluster.size(); ++id) {
-    const NodeView view = cluster.view(id);
+  // Fit and score one node; for a share the policy's best card. False when
+  // the pod does not fit (then `reason` says why, in the full report).
+  auto evaluate = [&](const NodeView& view, NodeScore& score, PodAllocation& allocation,
+                      std::string* reason) {
     FitResult fit = fit_pod(view, pod, gpu, scratch_);
     if (!fit.fits) {
-      if (full) decision.failed.emplace_back(id, std::move(fit.reason));
-      continue;
+      if (reason) *reason = std::move(fit.reason);
+      return false;
     }
     if (!share) {
-      consider(id, policy.score(view, pod, fit.allocation), fit.allocation);
-      continue;
+      score = policy.score(view, pod, fit.allocation);
+      allocation = std::move(fit.allocation);
+      return true;
     }
     // The policy chooses the card: score each fitting card, keep the best.
-    PodAllocation candidate = fit.allocation;
-    auto& grants = candidate.containers[share_index];
+    PodAllocation candidate = std::move(fit.allocation);
     bool have = false;
-    NodeScore node_best;
-    PodAllocation node_alloc;
-    for (int card : fitting_cards(view, view.usage, pod, *share)) {
-      grants.assign(1, DeviceGrant{card, share->memory_on(view.device(static_cast<size_t>(card)).memory_mib),
-                                   std::min<int32_t>(share->cores, 100)});
+    const auto cards = fitting_cards(view, view.usage, pod, *share);
+    for (size_t k = 0; k < cards.size(); ++k) {
+      const int card = cards[k];
+      if (skip_repeats && std::any_of(cards.begin(), cards.begin() + static_cast<std::ptrdiff_t>(k),
+                                      [&](int earlier) { return same_card(view, earlier, card); }))
+        continue;
+      candidate.containers[share_index].assign(
+          1, DeviceGrant{card, share->memory_on(view.device(static_cast<size_t>(card)).memory_mib),
+                         std::min<int32_t>(share->cores, 100)});
       NodeScore s = policy.score(view, pod, candidate);
-      if (!have || s.rank > node_best.rank) {
+      if (!have || s.rank > score.rank) {
         have = true;
-        node_best = s;
-        node_alloc = candidate;
+        score = s;
+        allocation = candidate;
       }
     }
-    if (have) consider(id, node_best, node_alloc);
+    return have;
+  };
+
+  if (skip_repeats && shape) {
+    // A node's score for a request shape only changes with the node: keep
+    // it per (shape, node) and re-score only nodes changed since.
+    if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
+      score_cache_.clear();
+      score_epoch_ = cluster.epoch();
+      score_policy_ = &policy;
+    }
+    // Bounded memory: about 32 bytes per (shape, node); start over past 16M.
+    if (!score_cache_.count(*shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
+      score_cache_.clear();
+    auto& cache = score_cache_[*shape];
+    cache.resize(cluster.size());
+    PodAllocation scratch_allocation;
+    for (size_t id = 0; id < cluster.size(); ++id) {
+      auto& e = cache[id];
+      if (e.version != cluster.version(id)) {
+        const NodeView view = cluster.view(id);
+        e.version = cluster.version(id);
+        e.fits = may_fit(view, pod) && evaluate(view, e.score, scratch_allocation, nullptr);
+      }
+      if (e.fits && (!best.found || e.score.rank > best.score.rank)) {
+        best.found = true;
+        best.node = id;
+        best.score = e.score;
+      }
+    }
+    if (best.found) {
+      NodeScore again;
+      evaluate(cluster.view(best.node), again, best.allocation, nullptr);
+    }
+  } else {
+    for (size_t id = 0; id < cluster.size(); ++id) {
+      const NodeView view = cluster.view(id);
+      if (!full && !may_fit(view, pod)) continue;
+      if (skip_repeats && seen_same_state(cluster, id)) continue;
+      NodeScore score;
+      PodAllocation allocation;
+      std::string reason;
+      if (evaluate(view, score, allocation, full ? &reason : nullptr))
+        consider(id, score, allocation);
+      else if (full)
+        decision.failed.emplace_back(id, std::move(reason));
+    }
   }
 
   if (best.found) {

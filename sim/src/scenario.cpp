@@ -167,7 +167,8 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   bool found = false;
   for (const auto& doc : core::codec::load_yaml_documents(text, source)) {
     if (!doc || doc.IsNull()) continue;
-    if (found) throw InputError(source, doc.Mark().line + 1, "", "a scenario is one YAML document, found a second");
+    if (found)
+      throw InputError(source, doc.Mark().line + 1, "", "a scenario is one YAML document, found a second");
     root = doc;
     found = true;
   }

@@ -1,35 +1,37 @@
 #include "gpuslice/sim/simulator.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
 #include <deque>
 #include <map>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/sim/engine.hpp"
+#include "gpuslice/sim/refusal_explainer.hpp"
 
 namespace gpuslice::sim {
 
 namespace {
 
-// The request shapes of the stream and how often each occurs: what FGD
-// calls the typical pods.
-std::vector<core::TypicalPod> typical_pods(const Workload& w) {
-  std::map<std::string, std::pair<core::PodRequest, double>> shapes;
-  for (const auto& p : w) {
-    if (!p.request.wants_devices()) continue;
-    const auto& c = p.request.containers.front();
-    const std::string key = fmt::format("{}/{}/{}/{}", c.count, c.memory_mib, c.memory_percent, c.cores);
-    auto& e = shapes[key];
-    if (e.second == 0) e.first = p.request;
-    e.second += 1;
+// Everything HAMi's fit reads from a request: pods with equal keys get the
+// same reason from every node.
+std::string request_key(const core::PodRequest& r) {
+  std::string key = fmt::format("{}/{}|{}|{}|", r.host.cpu_milli, r.host.memory_mib, r.gpu_policy,
+                                r.init_containers.size());
+  for (size_t i = 0; i < r.container_count(); ++i) {
+    const auto& c = r.container_at(i);
+    key += fmt::format("{}/{}/{}/{}/{};", c.count, c.memory_mib, c.memory_percent, c.cores, c.vendor);
   }
-  std::vector<core::TypicalPod> out;
-  for (auto& [k, v] : shapes) out.push_back({v.first, v.second / static_cast<double>(w.size())});
-  return out;
+  const auto& s = r.selectors;
+  key += fmt::format("{}|{}|{}|{}|{}|{}|{}/{}/{}", fmt::join(s.use_types, ","), fmt::join(s.nouse_types, ","),
+                     fmt::join(s.use_uuids, ","), fmt::join(s.nouse_uuids, ","), s.numa_bind, s.vgpu_mode,
+                     r.weights.slot, r.weights.core, r.weights.memory);
+  return key;
 }
 
 class Run {
@@ -39,9 +41,16 @@ class Run {
     core::PolicyArgs args;
     args.seed = o.seed;
     args.gpu_policy = o.gpu_policy;
-    args.typical_pods = typical_pods(w);
+    std::vector<core::PodRequest> requests;
+    requests.reserve(w.size());
+    for (const auto& p : w) requests.push_back(p.request);
+    args.typical_pods = core::typical_pods(requests);
     policy_ = core::make_policy(o.policy, args);
     records_.resize(w.size());
+    std::unordered_map<std::string, size_t> shapes;
+    shape_of_.reserve(w.size());
+    for (const auto& p : w)
+      shape_of_.push_back(shapes.try_emplace(request_key(p.request), shapes.size()).first->second);
     for (const auto& p : w)
       if (p.duration != kForever) departures_ = true;
     full_events_ = cluster_.size() <= 64;
@@ -83,12 +92,15 @@ class Run {
   bool try_place(uint32_t id, bool first_attempt = false) {
     const auto& p = workload_[id];
     const core::Detail detail = full_events_ && first_attempt ? core::Detail::Full : core::Detail::Minimal;
-    core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail);
+    core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail, shape_of_[id]);
     if (!d.placed()) {
       if (!records_[id].reason.empty() || explained_ >= options_.explain_limit) return false;
-      explain(id, detail == core::Detail::Full
-                      ? d
-                      : scheduler_.place(cluster_, p.request, *policy_, core::Detail::Full));
+      if (detail == core::Detail::Full)
+        explain(id, d);
+      else if (full_events_)
+        explain(id, scheduler_.place(cluster_, p.request, *policy_, core::Detail::Full));
+      else
+        explain_by_counts(id);
       return false;
     }
     core::Scheduler::commit(cluster_, p.request, d, *policy_);
@@ -112,6 +124,26 @@ class Run {
     std::map<std::string, size_t> by_reason;
     for (const auto& [node, reason] : d.failed)
       for (const auto& name : core::parse_reason_names(reason)) ++by_reason[name];
+    records_[id].reason = top_reason(by_reason);
+    for (const auto& e : d.events) event(id, e);
+  }
+
+  // The same on a large fleet, from per-node reasons kept between refusals.
+  // HAMi's event lists every node by name; here the lists are left out
+  // (on an openb replay they would be most of the output), counts are kept.
+  void explain_by_counts(uint32_t id) {
+    ++explained_;
+    const auto& p = workload_[id];
+    const auto by_reason =
+        explainer_.reasons(cluster_, shape_of_[id], p.request, policy_->gpu_policy_for(p.request));
+    records_[id].reason = top_reason(by_reason);
+    for (const auto& [reason, nodes] : by_reason)
+      event(id, {"Warning", "FilteringFailed", fmt::format("{} nodes {}", nodes, reason)});
+    event(id, {"Warning", "FilteringFailed",
+               fmt::format("no available node, {} nodes do not meet", cluster_.size())});
+  }
+
+  static std::string top_reason(const std::map<std::string, size_t>& by_reason) {
     std::string top;
     size_t most = 0;
     for (const auto& [name, n] : by_reason)
@@ -119,8 +151,7 @@ class Run {
         most = n;
         top = name;
       }
-    records_[id].reason = top.empty() ? "NoNodes" : top;
-    for (const auto& e : d.events) event(id, e);
+    return top.empty() ? "NoNodes" : top;
   }
 
   void event(uint32_t id, const core::Event& e) {
@@ -228,6 +259,8 @@ class Run {
   Metrics metrics_;
   std::unique_ptr<core::Policy> policy_;
   core::Scheduler scheduler_;
+  RefusalExplainer explainer_;
+  std::vector<size_t> shape_of_;  // pod -> request shape (for the explainer)
   Engine engine_;
   std::vector<PodRecord> records_;
   std::deque<uint32_t> pending_;

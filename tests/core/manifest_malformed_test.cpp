@@ -1,7 +1,6 @@
 // Malformed YAML must end in an InputError, never a hang: yaml-cpp 0.7's
 // LoadAll loops forever on these (see codec/yaml_documents.hpp).
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <sstream>
 

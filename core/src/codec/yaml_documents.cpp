@@ -27,7 +27,8 @@ class LastMark : public YAML::EventHandler {
     mark = m;
   }
   void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
     mark = m;
   }
   void OnMapEnd() override {}
@@ -47,7 +48,8 @@ void check_parser_terminates(const std::string& text, const std::string& source)
   LastMark handler;
   size_t documents = 0;
   while (parser.HandleNextDocument(handler)) {
-    if (++documents > text.size() + 1) syntax_error(source, handler.mark, "the stream does not parse (malformed near here)");
+    if (++documents > text.size() + 1)
+      syntax_error(source, handler.mark, "the stream does not parse (malformed near here)");
   }
 }
 

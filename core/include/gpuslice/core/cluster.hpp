@@ -23,6 +23,7 @@ struct NodeView {
   std::span<const DeviceUsage> usage;
   HostResources host_used;
   uint64_t version = 0;
+  uint32_t shape = 0;  // Cluster::shape
   const Device& device(size_t i) const { return node->devices[i]; }
   size_t device_count() const { return node->devices.size(); }
 };
@@ -38,6 +39,12 @@ class Cluster {
   std::span<const DeviceUsage> usage(size_t id) const;
   const HostResources& host_used(size_t id) const { return host_used_[id]; }
   uint64_t version(size_t id) const { return version_[id]; }
+  // Nodes built alike (same cards, host capacity, topology and model; names
+  // and card UUIDs aside) share a shape: with equal usage they are
+  // interchangeable for any pod that does not name card UUIDs.
+  uint32_t shape(size_t id) const { return shape_[id]; }
+  // True when two nodes are interchangeable right now (same shape, same usage).
+  bool same_state(size_t a, size_t b) const;
 
   // Adds (charge) or removes (release) what a placed pod holds. Release
   // refuses to drive any counter negative: that would be an accounting bug.
@@ -63,6 +70,8 @@ class Cluster {
   std::vector<DeviceUsage> usage_;
   std::vector<HostResources> host_used_;
   std::vector<uint64_t> version_;
+  std::vector<uint32_t> shape_;
+  std::unordered_map<std::string, uint32_t> shape_ids_;
   std::vector<uint32_t> changes_;
   // A copy is a new history: it gets its own epoch.
   struct Epoch {

@@ -5,6 +5,8 @@
 // previous ones added.
 #pragma once
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,33 @@ struct FitScratch {
 
 FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy,
                   FitScratch& scratch);
+
+// Whether card `d` may ever serve this container (health, cordon, vendor,
+// type and UUID selectors): the part of a card's fit that usage never changes.
+bool card_admits(const Node& node, size_t d, const PodRequest& pod, const ContainerRequest& request);
+
+// HAMi Fit's checks after the NUMA step (6 to 13) for one card, in its
+// order; the first failing one is the card's reason. Inline: FGD runs it
+// millions of times.
+inline std::optional<Reason> capacity_check(const Device& dev, const DeviceUsage& used,
+                                            const ContainerRequest& req, bool mutex, int64_t& memreq) {
+  if (dev.slots <= used.slots) return Reason::CardTimeSlicingExhausted;
+  if (mutex && used.slots > 0) return Reason::ExclusiveDeviceAllocateConflict;
+  const int32_t cores = std::min<int32_t>(req.cores, 100);
+  memreq = req.memory_on(dev.memory_mib);
+  if (dev.memory_mib - used.memory_mib < memreq) return Reason::CardInsufficientMemory;
+  if (dev.cores - used.cores < cores) return Reason::CardInsufficientCore;
+  if (dev.cores == 100 && cores == 100 && used.slots > 0) return Reason::ExclusiveDeviceAllocateConflict;
+  if (dev.cores != 0 && used.cores == dev.cores && cores == 0) return Reason::CardComputeUnitsExhausted;
+  return std::nullopt;
+}
+
+// Whether card `d` at `used` has room for the container alone (slots,
+// memory, cores, exclusivity): the part of a card's fit that usage decides.
+inline bool card_has_room(const Device& device, const DeviceUsage& used, const ContainerRequest& request) {
+  int64_t memreq = 0;
+  return !capacity_check(device, used, request, false, memreq);
+}
 
 // Cards one container could take on a node at its usage, each alone: the
 // candidates a sharing pod (one card, part of it) may choose between.

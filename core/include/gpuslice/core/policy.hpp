@@ -48,6 +48,12 @@ class Policy {
   // card and score() picks the card: the FGD family's GPU choice.
   virtual bool chooses_share_card() const { return false; }
 
+  // True when score() reads nothing but the node's shape and usage (no
+  // names, UUIDs, history or randomness): then nodes in the same state score
+  // the same, and since ties keep the first node the scheduler may skip the
+  // later ones. FGD and its deterministic baselines say yes.
+  virtual bool score_reads_only_node_state() const { return false; }
+
   // True when the node score does not depend on the pod (HAMi's node score
   // is usage before the pod): then score(node, pod) must equal
   // {rank_sign(pod) * node_key(node), node_key(node)}, and the scheduler

@@ -19,7 +19,7 @@ struct ContainerRequest {
   int32_t memory_percent = kMemoryPercentUnset;  // nvidia.com/gpumem-percentage
   int32_t cores = 0;                             // nvidia.com/gpucores per card
   int32_t priority = 0;                          // nvidia.com/priority (env only)
-  std::string vendor = "NVIDIA";  // which cards serve it (Device::vendor)
+  std::string vendor = "NVIDIA";                 // which cards serve it (Device::vendor)
   bool wants_devices() const { return count > 0; }
   // Memory this container takes on a card of the given size (HAMi Fit step 8).
   int64_t memory_on(int64_t card_memory_mib) const {
@@ -61,6 +61,12 @@ struct PodRequest {
     for (const auto& c : containers)
       if (c.wants_devices()) return true;
     return false;
+  }
+  // The first container that asks for cards (the one a sharing pod has).
+  const ContainerRequest* first_device_container() const {
+    for (size_t i = 0; i < container_count(); ++i)
+      if (container_at(i).wants_devices()) return &container_at(i);
+    return nullptr;
   }
   size_t container_count() const { return init_containers.size() + containers.size(); }
   // Container i in annotation order: init containers first.

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
@@ -47,8 +48,12 @@ enum class Detail {
 class Scheduler {
  public:
   // The pod's steering annotations override the policy's defaults.
-  Decision place(const Cluster& cluster, const PodRequest& pod, Policy& policy,
-                 Detail detail = Detail::Full) const;
+  // `shape`: an id the caller gives every request that fit cannot tell apart
+  // (same containers, host demand, selectors, policies); with it a minimal
+  // placement re-scores only nodes changed since that shape was last placed.
+  // Use one Scheduler per cluster and policy for that cache to pay off.
+  Decision place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail = Detail::Full,
+                 std::optional<size_t> shape = std::nullopt) const;
 
   // Charges the decision's allocation and tells the policy.
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
@@ -56,7 +61,21 @@ class Scheduler {
  private:
   Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy) const;
 
+  // Skips nodes whose state an earlier node of this scan already had.
+  bool seen_same_state(const Cluster& cluster, size_t id) const;
+
   mutable FitScratch scratch_;
+  mutable uint64_t state_epoch_ = 0;
+  mutable std::vector<std::pair<uint64_t, uint64_t>> state_hash_;  // node -> (version, hash)
+  mutable std::unordered_map<uint64_t, uint32_t> seen_states_;     // hash -> first node
+  struct CachedScore {
+    uint64_t version = UINT64_MAX;
+    bool fits = false;
+    NodeScore score;
+  };
+  mutable std::unordered_map<size_t, std::vector<CachedScore>> score_cache_;  // shape -> node -> score
+  mutable uint64_t score_epoch_ = 0;
+  mutable const Policy* score_policy_ = nullptr;
   mutable NodeOrderIndex order_;
 };
 

@@ -1,0 +1,85 @@
+// What the FGD family of policies reads off a node and a candidate
+// placement. Private to the research policies.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include "gpuslice/core/allocation.hpp"
+#include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/fragmentation.hpp"
+#include "gpuslice/core/request.hpp"
+
+namespace gpuslice::core::research {
+
+// The study's normalisers for node-level scores (its MaxSpecCpu and
+// MaxSpecGpu): a 128-core, 8-GPU machine.
+inline constexpr double kMaxSpecCpuMilli = 128000;
+inline constexpr double kMaxSpecGpuMilli = 8000;
+
+// Usage of a node's cards once a candidate allocation is charged. Nodes have
+// few cards; a fixed buffer keeps scoring free of allocations.
+struct UsageAfter {
+  static constexpr size_t kMaxCards = 64;
+  std::array<DeviceUsage, kMaxCards> cards{};
+  size_t count = 0;
+  std::span<const DeviceUsage> span() const { return {cards.data(), count}; }
+};
+
+inline bool usage_after(const NodeView& node, const PodAllocation& allocation, UsageAfter& out) {
+  if (node.device_count() > UsageAfter::kMaxCards) return false;
+  out.count = node.device_count();
+  std::copy(node.usage.begin(), node.usage.end(), out.cards.begin());
+  for (const auto& charge : effective_charges(allocation)) {
+    auto& u = out.cards[static_cast<size_t>(charge.device)];
+    u.slots += charge.usage.slots;
+    u.memory_mib += charge.usage.memory_mib;
+    u.cores += charge.usage.cores;
+  }
+  return true;
+}
+
+inline int64_t node_free_milli(const NodeView& node) {
+  int64_t free = 0;
+  for (size_t d = 0; d < node.device_count(); ++d) free += card_free_milli(node.device(d), node.usage[d]);
+  return free;
+}
+
+inline int64_t node_capacity_milli(const NodeView& node) {
+  int64_t total = 0;
+  for (size_t d = 0; d < node.device_count(); ++d) total += card_free_milli(node.device(d), DeviceUsage{});
+  return total;
+}
+
+// GPU compute (milli) the allocation takes, and the cards it touches.
+inline int64_t requested_milli(const NodeView& node, const PodAllocation& allocation) {
+  int64_t milli = 0;
+  for (const auto& charge : effective_charges(allocation)) {
+    const auto& d = node.device(static_cast<size_t>(charge.device));
+    if (d.cores > 0) milli += 1000 * static_cast<int64_t>(charge.usage.cores) / d.cores;
+  }
+  return milli;
+}
+
+inline bool card_idle(const DeviceUsage& u) { return u.slots == 0 && u.cores == 0 && u.memory_mib == 0; }
+
+// Free compute left on the allocation's busiest-after card: the best-fit
+// card choice (least left over) the baselines use for sharing pods.
+inline double leftover_on_chosen_cards(const NodeView& node, const PodAllocation& allocation) {
+  UsageAfter after;
+  if (!usage_after(node, allocation, after)) return 0;
+  double left = 0;
+  for (const auto& charge : effective_charges(allocation))
+    left += static_cast<double>(card_free_milli(node.device(static_cast<size_t>(charge.device)),
+                                                after.cards[static_cast<size_t>(charge.device)]));
+  return left;
+}
+
+// Host CPU left over after the pod, in milli (0 when the node has no limit).
+inline double cpu_left_after(const NodeView& node, const PodRequest& pod) {
+  const auto cap = node.node->capacity.cpu_milli;
+  return cap > 0 ? static_cast<double>(cap - node.host_used.cpu_milli - pod.host.cpu_milli) : 0;
+}
+
+}  // namespace gpuslice::core::research
