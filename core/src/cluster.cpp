@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <stdexcept>
 
 namespace gpuslice::core {
@@ -26,6 +27,15 @@ std::string shape_key(const Node& n) {
 }
 }  // namespace
 
+// Shape ids are process-wide, so caches keyed by shape (fragment memos,
+// per-shape card masks) stay right when one policy sees several clusters.
+uint32_t shape_id(const std::string& key) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, uint32_t> ids;
+  std::lock_guard lock(mutex);
+  return ids.try_emplace(key, static_cast<uint32_t>(ids.size())).first->second;
+}
+
 bool Cluster::same_state(size_t a, size_t b) const {
   if (shape_[a] != shape_[b] || !(host_used_[a] == host_used_[b])) return false;
   const auto ua = usage(a), ub = usage(b);
@@ -44,8 +54,12 @@ size_t Cluster::add_node(Node node) {
   host_used_.push_back({});
   version_.push_back(0);
   // A cordon names UUIDs, so a cordoned node is a shape of its own.
-  const std::string key = node.cordoned_uuids.empty() ? shape_key(node) : "cordoned:" + node.name;
-  shape_.push_back(shape_ids_.try_emplace(key, static_cast<uint32_t>(shape_ids_.size())).first->second);
+  std::string key = shape_key(node);
+  if (!node.cordoned_uuids.empty()) {
+    key += fmt::format("|cordoned:{}|", fmt::join(node.cordoned_uuids, ","));
+    for (const auto& d : node.devices) key += d.uuid + ",";
+  }
+  shape_.push_back(shape_id(key));
   nodes_.push_back(std::move(node));
   return id;
 }

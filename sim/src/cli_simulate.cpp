@@ -19,6 +19,7 @@ struct SimulateArgs {
   std::string scenario, out, policy, openb_nodes, openb_pods, queue;
   uint64_t seed = 0;
   bool seed_given = false;
+  bool no_card_use = false;
   double tune = 1.3;
 };
 
@@ -54,6 +55,8 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--tune", a->tune, "openb: resample until GPU demand reaches tune x capacity")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--queue", a->queue, "fifo | skip-ahead (default: the scenario's)");
+  cmd->add_flag("--no-card-use", a->no_card_use,
+                "do not keep the per-card use log (card_use.csv); saves memory on huge runs");
   cmd->callback([a, cmd] {
     a->seed_given = cmd->count("--seed") > 0;
     Scenario scenario;
@@ -88,13 +91,15 @@ void register_cli(CLI::App& app) {
       options.queue = QueueDiscipline::SkipAhead;
     else if (!a->queue.empty())
       throw core::InputError("command line", 0, "--queue", "use fifo or skip-ahead");
+    options.card_use = !a->no_card_use;
     options.progress = progress_bar();
     RunResult result = simulate(scenario, options);
     if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
     write_outputs(result, a->out);
     if (!scenario.description.empty()) std::cout << scenario.description << "\n";
     print_table(result, std::cout);
-    std::cout << "  outputs            " << a->out << "/{summary.json,timeline.csv,pods.csv,events.jsonl}\n";
+    std::cout << "  outputs            " << a->out << "/{summary.json,timeline.csv,pods.csv,events.jsonl"
+              << (options.card_use ? ",card_use.csv}\n" : "}\n");
   });
 }
 

@@ -32,8 +32,11 @@ double Metrics::alloc_gpu_pct() const {
 
 void Metrics::observe_curve() {
   const double arrived = arrived_pct();
-  while (next_point_ < kArrivedPoints && arrived >= next_point_)
+  while (next_point_ < kArrivedPoints && arrived >= next_point_) {
+    frag_by_arrived_[static_cast<size_t>(next_point_)] =
+        capacity_milli_ == 0 ? 0.0 : 100.0 * fragment_milli_ / static_cast<double>(capacity_milli_);
     by_arrived_[static_cast<size_t>(next_point_++)] = alloc_gpu_pct();
+  }
 }
 
 void Metrics::arrived(int64_t gpu_milli) { arrived_milli_ += gpu_milli; }
@@ -71,7 +74,8 @@ TimelineRow Metrics::row(double time, size_t running, size_t pending, size_t pla
           alloc_gpu_pct(),
           pct(allocated_memory_, capacity_memory_),
           pct(allocated_cores_, capacity_cores_),
-          pct(busy_cards_, cards_)};
+          pct(busy_cards_, cards_),
+          capacity_milli_ == 0 ? 0.0 : 100.0 * fragment_milli_ / static_cast<double>(capacity_milli_)};
 }
 
 double Metrics::percentile_pending(double p) const {

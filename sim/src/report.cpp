@@ -35,11 +35,11 @@ void write_outputs(const RunResult& r, const std::string& dir) {
   {
     auto f = open_out(d / "timeline.csv");
     f << "time,running,pending,placed,failed,arrived_gpu_pct,alloc_gpu_pct,alloc_memory_pct,alloc_cores_pct,"
-         "busy_cards_pct\n";
+         "busy_cards_pct,frag_gpu_pct\n";
     for (const auto& t : r.timeline)
-      fmt::print(f, "{:.3f},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f}\n", t.time, t.running, t.pending,
-                 t.placed, t.failed, t.arrived_pct, t.alloc_gpu_pct, t.alloc_memory_pct, t.alloc_cores_pct,
-                 t.busy_cards_pct);
+      fmt::print(f, "{:.3f},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f}\n", t.time, t.running,
+                 t.pending, t.placed, t.failed, t.arrived_pct, t.alloc_gpu_pct, t.alloc_memory_pct,
+                 t.alloc_cores_pct, t.busy_cards_pct, t.frag_gpu_pct);
   }
   {
     auto f = open_out(d / "pods.csv");
@@ -49,6 +49,15 @@ void write_outputs(const RunResult& r, const std::string& dir) {
                  number(p.arrival), number(p.start), number(p.end),
                  p.start >= 0 ? number(p.start - p.arrival) : std::string(), p.status, cell(p.node),
                  cell(p.allocation), cell(p.reason));
+  }
+  if (!r.node_names.empty()) {
+    // Per-card use over time: one row each time a placement or departure
+    // changes a card (use before the first row is zero).
+    auto f = open_out(d / "card_use.csv");
+    f << "time,node,card,slots,memory_mib,cores\n";
+    for (const auto& c : r.card_use)
+      fmt::print(f, "{:.3f},{},{},{},{},{}\n", c.time, cell(r.node_names[c.node]), c.card, c.used.slots,
+                 c.used.memory_mib, c.used.cores);
   }
   {
     auto f = open_out(d / "events.jsonl");
@@ -80,6 +89,8 @@ void print_table(const RunResult& r, std::ostream& out) {
              s["final_alloc_gpu_pct"].get<double>(), s["peak_alloc_gpu_pct"].get<double>(),
              s["final_alloc_memory_pct"].get<double>(), s["final_alloc_cores_pct"].get<double>());
   fmt::print(out, "  at 130% arrived    {}\n", opt(s["alloc_ratio_at_130_pct"]));
+  fmt::print(out, "  fragmented GPU     {:.2f}% of capacity at the end ({} typical pod shapes)\n",
+             s["final_frag_gpu_pct"].get<double>(), s["typical_pod_shapes"].get<size_t>());
   const auto& p = s["pending_seconds"];
   fmt::print(out, "  pending (s)        p50 {:.1f}  p95 {:.1f}  p99 {:.1f}  max {:.1f}\n",
              p["p50"].get<double>(), p["p95"].get<double>(), p["p99"].get<double>(), p["max"].get<double>());

@@ -45,7 +45,13 @@ class Run {
     requests.reserve(w.size());
     for (const auto& p : w) requests.push_back(p.request);
     args.typical_pods = core::typical_pods(requests);
+    fragmentation_ = std::make_unique<core::FragmentationModel>(args.typical_pods);
+    fragmentation_typical_ = args.typical_pods.size();
     policy_ = core::make_policy(o.policy, args);
+    node_fragment_.resize(cluster_.size());
+    for (size_t n = 0; n < cluster_.size(); ++n)
+      fragment_total_ += node_fragment_[n] = fragmentation_->node_fragment(cluster_.view(n));
+    metrics_.fragment_milli(fragment_total_);
     records_.resize(w.size());
     std::unordered_map<std::string, size_t> shapes;
     shape_of_.reserve(w.size());
@@ -83,6 +89,8 @@ class Run {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summarize(name, wall);
     result_.pods = std::move(records_);
+    if (options_.card_use)
+      for (size_t n = 0; n < cluster_.size(); ++n) result_.node_names.push_back(cluster_.node(n).name);
     return std::move(result_);
   }
 
@@ -104,6 +112,7 @@ class Run {
       return false;
     }
     core::Scheduler::commit(cluster_, p.request, d, *policy_);
+    node_changed(*d.node, d.allocation);
     auto& r = records_[id];
     r.node = cluster_.node(*d.node).name;
     r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
@@ -154,6 +163,19 @@ class Run {
     return top.empty() ? "NoNodes" : top;
   }
 
+  // After a node's use changed: its fragment and the cards' use log.
+  void node_changed(size_t node, const core::PodAllocation& allocation) {
+    const double f = fragmentation_->node_fragment(cluster_.view(node));
+    fragment_total_ += f - node_fragment_[node];
+    node_fragment_[node] = f;
+    metrics_.fragment_milli(fragment_total_);
+    if (!options_.card_use) return;
+    const auto use = cluster_.usage(node);
+    for (const auto& c : core::effective_charges(allocation))
+      result_.card_use.push_back(
+          {engine_.now(), static_cast<uint32_t>(node), c.device, use[static_cast<size_t>(c.device)]});
+  }
+
   void event(uint32_t id, const core::Event& e) {
     result_.events.push_back({engine_.now(), workload_[id].request.name, e.type, e.reason, e.message});
   }
@@ -182,6 +204,7 @@ class Run {
     auto it = running_.find(id);
     const auto& p = workload_[id];
     cluster_.release(it->second.node, it->second.allocation, p.request.host);
+    node_changed(it->second.node, it->second.allocation);
     policy_->on_release(cluster_.view(it->second.node), p.request, it->second.allocation);
     metrics_.departed(it->second.node, p.gpu_milli, it->second.allocation);
     records_[id].end = engine_.now();
@@ -228,6 +251,8 @@ class Run {
     s["final_alloc_gpu_pct"] = last.alloc_gpu_pct;
     s["final_alloc_memory_pct"] = last.alloc_memory_pct;
     s["final_alloc_cores_pct"] = last.alloc_cores_pct;
+    s["final_frag_gpu_pct"] = last.frag_gpu_pct;
+    s["typical_pod_shapes"] = fragmentation_typical_;
     double peak = 0;
     for (const auto& row : result_.timeline) peak = std::max(peak, row.alloc_gpu_pct);
     s["peak_alloc_gpu_pct"] = peak;
@@ -235,6 +260,10 @@ class Run {
     for (const auto& v : metrics_.alloc_by_arrived())
       curve.push_back(v ? nlohmann::ordered_json(*v) : nullptr);
     s["alloc_ratio_by_arrived_pct"] = std::move(curve);
+    nlohmann::ordered_json frag_curve = nlohmann::ordered_json::array();
+    for (const auto& v : metrics_.frag_by_arrived())
+      frag_curve.push_back(v ? nlohmann::ordered_json(*v) : nullptr);
+    s["frag_ratio_by_arrived_pct"] = std::move(frag_curve);
     const auto& at130 = metrics_.alloc_by_arrived()[130];
     s["alloc_ratio_at_130_pct"] = at130 ? nlohmann::ordered_json(*at130) : nullptr;
     s["unallocated_gpus_at_130_pct"] =
@@ -258,6 +287,10 @@ class Run {
   RunOptions options_;
   Metrics metrics_;
   std::unique_ptr<core::Policy> policy_;
+  std::unique_ptr<core::FragmentationModel> fragmentation_;
+  std::vector<double> node_fragment_;
+  double fragment_total_ = 0;
+  size_t fragmentation_typical_ = 0;
   core::Scheduler scheduler_;
   RefusalExplainer explainer_;
   std::vector<size_t> shape_of_;  // pod -> request shape (for the explainer)

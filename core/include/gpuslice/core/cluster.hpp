@@ -71,7 +71,6 @@ class Cluster {
   std::vector<HostResources> host_used_;
   std::vector<uint64_t> version_;
   std::vector<uint32_t> shape_;
-  std::unordered_map<std::string, uint32_t> shape_ids_;
   std::vector<uint32_t> changes_;
   // A copy is a new history: it gets its own epoch.
   struct Epoch {

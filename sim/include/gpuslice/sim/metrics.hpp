@@ -22,6 +22,7 @@ struct TimelineRow {
   double alloc_memory_pct = 0;
   double alloc_cores_pct = 0;
   double busy_cards_pct = 0;  // cards holding at least one slice
+  double frag_gpu_pct = 0;    // FGD fragmentation: milli-GPUs typical pods cannot use / capacity
 };
 
 class Metrics {
@@ -36,10 +37,15 @@ class Metrics {
   void observe_curve();
   void pending_time(double seconds) { pending_.push_back(seconds); }
   void refused(const std::string& reason) { ++refusals_[reason]; }
+  void fragment_milli(double milli) { fragment_milli_ = milli; }
 
   TimelineRow row(double time, size_t running, size_t pending, size_t placed, size_t failed) const;
   // Element i: allocation ratio (%) when arrived demand first reached i %; empty if never.
   const std::array<std::optional<double>, kArrivedPoints>& alloc_by_arrived() const { return by_arrived_; }
+  // Element i: fragmentation (% of capacity) when arrived demand first reached i %.
+  const std::array<std::optional<double>, kArrivedPoints>& frag_by_arrived() const {
+    return frag_by_arrived_;
+  }
   double percentile_pending(double p) const;  // seconds, over placed pods
   double max_pending() const;
   const std::map<std::string, size_t>& refusals() const { return refusals_; }
@@ -51,9 +57,11 @@ class Metrics {
   int64_t capacity_milli_ = 0, capacity_memory_ = 0, capacity_cores_ = 0;
   int64_t arrived_milli_ = 0, allocated_milli_ = 0, allocated_memory_ = 0, allocated_cores_ = 0;
   int64_t busy_cards_ = 0, cards_ = 0;
+  double fragment_milli_ = 0;
   std::vector<int32_t> card_holders_;  // slices per card, flat over the fleet
   std::vector<uint32_t> first_card_;
   std::array<std::optional<double>, kArrivedPoints> by_arrived_{};
+  std::array<std::optional<double>, kArrivedPoints> frag_by_arrived_{};
   int next_point_ = 0;
   mutable std::vector<double> pending_;
   mutable bool pending_sorted_ = false;

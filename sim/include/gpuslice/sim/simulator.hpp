@@ -18,6 +18,7 @@ struct RunOptions {
   uint64_t seed = 42;
   QueueDiscipline queue = QueueDiscipline::Fifo;
   size_t explain_limit = 20000;  // failures explained with every node's HAMi reason
+  bool card_use = true;          // keep the per-card use log (card_use.csv)
   // Called now and then with the fraction done; returning false stops the run.
   std::function<bool(double)> progress;
 };
@@ -33,11 +34,21 @@ struct EventRecord {
   std::string pod, type, reason, message;
 };
 
+// One card's use right after a placement or departure changed it.
+struct CardUseRow {
+  double time = 0;
+  uint32_t node = 0;
+  int card = 0;
+  core::DeviceUsage used;
+};
+
 struct RunResult {
   nlohmann::ordered_json summary;
   std::vector<PodRecord> pods;
   std::vector<TimelineRow> timeline;
   std::vector<EventRecord> events;
+  std::vector<CardUseRow> card_use;
+  std::vector<std::string> node_names;  // for card_use rows
   bool interrupted = false;
 };
 
