@@ -30,13 +30,20 @@ bool host_has_room(const Node& node, const HostResources& used, const HostResour
 }  // namespace
 
 std::vector<TypicalPod> typical_pods(std::span<const PodRequest> pods, double coverage) {
+  return typical_pods(
+      pods.size(), [&](size_t i) -> const PodRequest& { return pods[i]; }, coverage);
+}
+
+std::vector<TypicalPod> typical_pods(size_t count, const std::function<const PodRequest&(size_t)>& pod_at,
+                                     double coverage) {
   std::map<std::string, std::pair<size_t, size_t>> by_shape;  // key -> (first pod, count)
   size_t gpu_pods = 0;
-  for (size_t i = 0; i < pods.size(); ++i) {
-    const ContainerRequest* c = pods[i].first_device_container();
+  for (size_t i = 0; i < count; ++i) {
+    const PodRequest& pod = pod_at(i);
+    const ContainerRequest* c = pod.first_device_container();
     if (!c) continue;
     ++gpu_pods;
-    auto [it, fresh] = by_shape.try_emplace(shape_key(pods[i], *c), i, 0);
+    auto [it, fresh] = by_shape.try_emplace(shape_key(pod, *c), i, 0);
     ++it->second.second;
   }
   std::vector<std::pair<size_t, size_t>> shapes;
@@ -47,10 +54,10 @@ std::vector<TypicalPod> typical_pods(std::span<const PodRequest> pods, double co
   });
   std::vector<TypicalPod> out;
   size_t covered = 0;
-  for (const auto& [first, count] : shapes) {
+  for (const auto& [first, seen] : shapes) {
     if (static_cast<double>(covered) >= coverage * static_cast<double>(gpu_pods)) break;
-    out.push_back({pods[first], static_cast<double>(count)});
-    covered += count;
+    out.push_back({pod_at(first), static_cast<double>(seen)});
+    covered += seen;
   }
   for (auto& t : out) t.weight /= static_cast<double>(covered);
   return out;

@@ -60,10 +60,36 @@ bool NodeOrderIndex::Order::before(const Entry& a, const Entry& b) const {
   return a.id < b.id;
 }
 
+// A summary no pod passes: the identity of widen.
+static FreeSummary takes_nothing() {
+  FreeSummary s;
+  s.host_cpu = s.host_memory = std::numeric_limits<int64_t>::min();
+  return s;
+}
+
 void NodeOrderIndex::Order::recompute(Block& b, const std::vector<FreeSummary>& summary) {
-  b.free = FreeSummary{};
-  b.free.host_cpu = b.free.host_memory = std::numeric_limits<int64_t>::min();
+  b.free = takes_nothing();
   for (const auto& e : b.entries) b.free.widen(summary[e.id]);
+}
+
+void NodeOrderIndex::Order::rebuild_tree() {
+  leaves = 1;
+  while (leaves < blocks.size()) leaves *= 2;
+  tree.assign(2 * leaves, takes_nothing());
+  for (size_t i = 0; i < blocks.size(); ++i) tree[leaves + i] = blocks[i].free;
+  for (size_t n = leaves - 1; n >= 1; --n) {
+    tree[n] = tree[2 * n];
+    tree[n].widen(tree[2 * n + 1]);
+  }
+}
+
+void NodeOrderIndex::Order::update_tree(size_t block) {
+  size_t n = leaves + block;
+  tree[n] = blocks[block].free;
+  for (n /= 2; n >= 1; n /= 2) {
+    tree[n] = tree[2 * n];
+    tree[n].widen(tree[2 * n + 1]);
+  }
 }
 
 void NodeOrderIndex::Order::build(std::vector<Entry> entries, const std::vector<FreeSummary>& summary) {
@@ -76,6 +102,7 @@ void NodeOrderIndex::Order::build(std::vector<Entry> entries, const std::vector<
     recompute(b, summary);
     blocks.push_back(std::move(b));
   }
+  rebuild_tree();
 }
 
 size_t NodeOrderIndex::Order::block_of(const Entry& e) const {
@@ -98,16 +125,20 @@ void NodeOrderIndex::Order::erase(const Entry& e, const std::vector<FreeSummary>
                              [this](const Entry& a, const Entry& b) { return before(a, b); });
   if (it == v.end() || it->id != e.id) return;
   v.erase(it);
-  if (v.empty())
+  if (v.empty()) {
     blocks.erase(blocks.begin() + static_cast<long>(bi));
-  else
+    rebuild_tree();
+  } else {
     recompute(blocks[bi], summary);
+    update_tree(bi);
+  }
 }
 
 void NodeOrderIndex::Order::insert(const Entry& e, const std::vector<FreeSummary>& summary) {
   if (blocks.empty()) {
     blocks.push_back(Block{{e}, {}});
     recompute(blocks.back(), summary);
+    rebuild_tree();
     return;
   }
   const size_t bi = block_of(e);
@@ -122,23 +153,34 @@ void NodeOrderIndex::Order::insert(const Entry& e, const std::vector<FreeSummary
     recompute(blocks[bi], summary);
     recompute(tail, summary);
     blocks.insert(blocks.begin() + static_cast<long>(bi) + 1, std::move(tail));
+    rebuild_tree();
   } else {
     recompute(blocks[bi], summary);
+    update_tree(bi);
   }
 }
 
 void NodeOrderIndex::Order::refresh(const Entry& e, const std::vector<FreeSummary>& summary) {
-  recompute(blocks[block_of(e)], summary);
+  const size_t bi = block_of(e);
+  recompute(blocks[bi], summary);
+  update_tree(bi);
 }
 
-void NodeOrderIndex::sync(const Cluster& cluster, const Policy& policy) {
+void NodeOrderIndex::sync(const Cluster& cluster, const Policy& policy, int sign) {
   if (cluster_ != &cluster || policy_ != &policy || epoch_ != cluster.epoch() ||
       key_.size() != cluster.size() || seen_changes_ > cluster.change_count()) {
+    high_first_.active = low_first_.active = false;
     rebuild(cluster, policy);
-    return;
   }
   for (; seen_changes_ < cluster.change_count(); ++seen_changes_)
     update(cluster, policy, cluster.changed_node(seen_changes_));
+  Order& order = sign >= 0 ? high_first_ : low_first_;
+  if (!order.active) {
+    std::vector<Entry> entries(key_.size());
+    for (size_t id = 0; id < key_.size(); ++id) entries[id] = {key_[id], static_cast<uint32_t>(id)};
+    order.build(std::move(entries), summary_);
+    order.active = true;
+  }
 }
 
 void NodeOrderIndex::rebuild(const Cluster& cluster, const Policy& policy) {
@@ -148,15 +190,11 @@ void NodeOrderIndex::rebuild(const Cluster& cluster, const Policy& policy) {
   seen_changes_ = cluster.change_count();
   key_.resize(cluster.size());
   summary_.resize(cluster.size());
-  std::vector<Entry> entries(cluster.size());
   for (size_t id = 0; id < cluster.size(); ++id) {
     const NodeView view = cluster.view(id);
     key_[id] = policy.node_key(view);
     summary_[id] = FreeSummary::of(view);
-    entries[id] = {key_[id], static_cast<uint32_t>(id)};
   }
-  high_first_.build(entries, summary_);
-  low_first_.build(std::move(entries), summary_);
 }
 
 void NodeOrderIndex::update(const Cluster& cluster, const Policy& policy, uint32_t id) {
@@ -164,16 +202,16 @@ void NodeOrderIndex::update(const Cluster& cluster, const Policy& policy, uint32
   const double key = policy.node_key(view);
   summary_[id] = FreeSummary::of(view);
   const Entry old_entry{key_[id], id}, new_entry{key, id};
-  if (key == key_[id]) {
-    high_first_.refresh(old_entry, summary_);
-    low_first_.refresh(old_entry, summary_);
-    return;
-  }
-  high_first_.erase(old_entry, summary_);
-  low_first_.erase(old_entry, summary_);
   key_[id] = key;
-  high_first_.insert(new_entry, summary_);
-  low_first_.insert(new_entry, summary_);
+  for (Order* order : {&high_first_, &low_first_}) {
+    if (!order->active) continue;
+    if (key == old_entry.key) {
+      order->refresh(old_entry, summary_);
+    } else {
+      order->erase(old_entry, summary_);
+      order->insert(new_entry, summary_);
+    }
+  }
 }
 
 }  // namespace gpuslice::core

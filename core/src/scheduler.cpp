@@ -88,9 +88,10 @@ struct Best {
 
 Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy) const {
   Decision decision;
-  order_.sync(cluster, policy);
+  const int sign = policy.rank_sign(pod);
+  order_.sync(cluster, policy, sign);
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
-  order_.visit_in_rank_order(policy.rank_sign(pod), pod, [&](size_t id, double key) {
+  order_.visit_in_rank_order(sign, pod, [&](size_t id, double key) {
     const NodeView view = cluster.view(id);
     if (!may_fit(view, pod)) return false;
     FitResult fit = fit_pod(view, pod, gpu, scratch_);
@@ -125,6 +126,8 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
   // Without the full report, nodes that cannot fit or that repeat an
   // earlier node's state are skipped: neither can change the choice.
   const bool skip_repeats = !full && policy.score_reads_only_node_state() &&
+                            pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
+  const bool cache_scores = !full && policy.score_changes_only_with_node() &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
   seen_states_.clear();
 
@@ -176,7 +179,7 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     return have;
   };
 
-  if (skip_repeats && shape) {
+  if (cache_scores && shape) {
     // A node's score for a request shape only changes with the node: keep
     // it per (shape, node) and re-score only nodes changed since.
     if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {

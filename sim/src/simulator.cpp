@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <map>
 
@@ -41,17 +42,15 @@ class Run {
     core::PolicyArgs args;
     args.seed = o.seed;
     args.gpu_policy = o.gpu_policy;
-    std::vector<core::PodRequest> requests;
-    requests.reserve(w.size());
-    for (const auto& p : w) requests.push_back(p.request);
-    args.typical_pods = core::typical_pods(requests);
+    args.typical_pods =
+        core::typical_pods(w.size(), [&](size_t i) -> const core::PodRequest& { return w[i].request; });
     fragmentation_ = std::make_unique<core::FragmentationModel>(args.typical_pods);
     fragmentation_typical_ = args.typical_pods.size();
     policy_ = core::make_policy(o.policy, args);
     node_fragment_.resize(cluster_.size());
     for (size_t n = 0; n < cluster_.size(); ++n)
-      fragment_total_ += node_fragment_[n] = fragmentation_->node_fragment(cluster_.view(n));
-    metrics_.fragment_milli(fragment_total_);
+      fragment_total_ += node_fragment_[n] = fragment_units(fragmentation_->node_fragment(cluster_.view(n)));
+    metrics_.fragment_milli(static_cast<double>(fragment_total_) / kFragmentUnitsPerMilli);
     records_.resize(w.size());
     std::unordered_map<std::string, size_t> shapes;
     shape_of_.reserve(w.size());
@@ -165,16 +164,21 @@ class Run {
 
   // After a node's use changed: its fragment and the cards' use log.
   void node_changed(size_t node, const core::PodAllocation& allocation) {
-    const double f = fragmentation_->node_fragment(cluster_.view(node));
+    const int64_t f = fragment_units(fragmentation_->node_fragment(cluster_.view(node)));
     fragment_total_ += f - node_fragment_[node];
     node_fragment_[node] = f;
-    metrics_.fragment_milli(fragment_total_);
+    metrics_.fragment_milli(static_cast<double>(fragment_total_) / kFragmentUnitsPerMilli);
     if (!options_.card_use) return;
     const auto use = cluster_.usage(node);
     for (const auto& c : core::effective_charges(allocation))
       result_.card_use.push_back(
           {engine_.now(), static_cast<uint32_t>(node), c.device, use[static_cast<size_t>(c.device)]});
   }
+
+  // Fragments are summed in integer millionths of a milli-GPU: a running
+  // double sum would drift, and an emptied fleet would not read 0 %.
+  static constexpr double kFragmentUnitsPerMilli = 1e6;
+  static int64_t fragment_units(double milli) { return std::llround(milli * kFragmentUnitsPerMilli); }
 
   void event(uint32_t id, const core::Event& e) {
     result_.events.push_back({engine_.now(), workload_[id].request.name, e.type, e.reason, e.message});
@@ -288,8 +292,8 @@ class Run {
   Metrics metrics_;
   std::unique_ptr<core::Policy> policy_;
   std::unique_ptr<core::FragmentationModel> fragmentation_;
-  std::vector<double> node_fragment_;
-  double fragment_total_ = 0;
+  std::vector<int64_t> node_fragment_;
+  int64_t fragment_total_ = 0;
   size_t fragmentation_typical_ = 0;
   core::Scheduler scheduler_;
   RefusalExplainer explainer_;

@@ -122,6 +122,6 @@ void run_equivalence(const std::string& name, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("research policies: the fast path chooses what the full scan chooses", "[scheduler][research]") {
-  for (const char* name : {"fgd", "bestfit", "dotprod", "gpupacking"})
+  for (const char* name : {"fgd", "bestfit", "dotprod", "gpupacking", "gpuclustering"})
     for (uint64_t seed : {1u, 2u}) run_equivalence(name, seed);
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +30,9 @@ struct TypicalPod;  // policy.hpp
 // renormalised to sum to 1 (the study keeps 95 %). CPU-only pods are left
 // out: every node looks equally fragmented to them.
 std::vector<TypicalPod> typical_pods(std::span<const PodRequest> pods, double coverage = 0.95);
+// The same over requests held elsewhere (a simulator's workload), without copying them.
+std::vector<TypicalPod> typical_pods(size_t count, const std::function<const PodRequest&(size_t)>& pod_at,
+                                     double coverage = 0.95);
 
 // Free compute of one card in milli-GPU.
 int64_t card_free_milli(const Device& device, const DeviceUsage& used);

@@ -33,7 +33,10 @@ struct FreeSummary {
 
 class NodeOrderIndex {
  public:
-  void sync(const Cluster& cluster, const Policy& policy);
+  // Brings the index up to the cluster's state. Only the direction asked
+  // for (sign, as in visit_in_rank_order) is kept: binpack never pays for
+  // spread's order and the other way round.
+  void sync(const Cluster& cluster, const Policy& policy, int sign);
 
   // Calls visit(node id, key) in rank order (sign +1: highest key first,
   // -1: lowest first; equal keys: lowest id first), skipping nodes whose
@@ -41,9 +44,22 @@ class NodeOrderIndex {
   template <typename Visit>
   void visit_in_rank_order(int sign, const PodRequest& pod, Visit&& visit) const {
     const Order& order = sign >= 0 ? high_first_ : low_first_;
-    for (const Block& b : order.blocks) {
-      if (!b.free.may_take(pod)) continue;
-      for (const Entry& e : b.entries)
+    if (order.blocks.empty()) return;
+    // Depth first, left to right, over the tree of block summaries: a
+    // subtree whose maxima rule the pod out is skipped in one comparison,
+    // so a pod that fits nowhere costs O(log blocks), not O(blocks).
+    size_t stack[2 * 64];
+    size_t top = 0;
+    stack[top++] = 1;
+    while (top > 0) {
+      const size_t n = stack[--top];
+      if (!order.tree[n].may_take(pod)) continue;
+      if (n < order.leaves) {
+        stack[top++] = 2 * n + 1;
+        stack[top++] = 2 * n;  // the left child is visited first
+        continue;
+      }
+      for (const Entry& e : order.blocks[n - order.leaves].entries)
         if (summary_[e.id].may_take(pod) && visit(static_cast<size_t>(e.id), e.key)) return;
     }
   }
@@ -59,8 +75,16 @@ class NodeOrderIndex {
   };
   // Blocks of entries in rank order; `high` decides the direction.
   struct Order {
+    explicit Order(bool high_first) : high(high_first) {}
     bool high = true;
+    bool active = false;  // kept up to date only once asked for
     std::vector<Block> blocks;
+    // Block summaries in a complete binary tree (root 1, leaves from
+    // `leaves`; padding leaves take nothing), each node the maxima below it.
+    std::vector<FreeSummary> tree;
+    size_t leaves = 0;
+    void rebuild_tree();
+    void update_tree(size_t block);
     bool before(const Entry& a, const Entry& b) const;
     void build(std::vector<Entry> entries, const std::vector<FreeSummary>& summary);
     void erase(const Entry& e, const std::vector<FreeSummary>& summary);
@@ -79,7 +103,7 @@ class NodeOrderIndex {
   size_t seen_changes_ = 0;
   std::vector<double> key_;
   std::vector<FreeSummary> summary_;
-  Order high_first_{true, {}}, low_first_{false, {}};
+  Order high_first_{true}, low_first_{false};
 };
 
 }  // namespace gpuslice::core

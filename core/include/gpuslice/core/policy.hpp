@@ -54,6 +54,12 @@ class Policy {
   // later ones. FGD and its deterministic baselines say yes.
   virtual bool score_reads_only_node_state() const { return false; }
 
+  // True when a node's score for a pod changes only when that node's use
+  // changes (its version): state the policy keeps per node, updated in
+  // on_charge/on_release, qualifies; randomness does not. Lets the scheduler
+  // keep scores per (request shape, node) between placements.
+  virtual bool score_changes_only_with_node() const { return score_reads_only_node_state(); }
+
   // True when the node score does not depend on the pod (HAMi's node score
   // is usage before the pod): then score(node, pod) must equal
   // {rank_sign(pod) * node_key(node), node_key(node)}, and the scheduler

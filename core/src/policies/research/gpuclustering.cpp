@@ -27,6 +27,8 @@ class GpuClusteringPolicy final : public Policy {
   explicit GpuClusteringPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "gpuclustering"; }
   bool chooses_share_card() const override { return true; }
+  // The shape counts it reads change only when the node's pods do.
+  bool score_changes_only_with_node() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
     const std::string shape = shape_of(pod);
     const auto it = running_.find(node.id);

@@ -1,0 +1,162 @@
+// Simulator benchmarks (figures for docs/simulator.md, not tests):
+//
+//   sim_bench openb [policy...]      the study's openb default replay at tune 1.3, seed 42,
+//                                    best of 3 runs per policy (default: all eight); the
+//                                    last column compares with the study's artifact, which
+//                                    took 2,620 s for one FGD run on this kind of machine
+//   sim_bench synthetic [nodes] [pods]
+//                                    a generated stream with departures on a fleet of
+//                                    2-card nodes, HAMi binpack (default 100000 nodes,
+//                                    1000000 pods); prints wall time and peak memory
+//   sim_bench scaling                synthetic runs over a grid of nodes x pods
+//
+// Wall time covers the event loop (what summary.json's wall_seconds reports);
+// building the workload and writing outputs are timed apart.
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/scenario.hpp"
+#include "gpuslice/sim/simulator.hpp"
+
+using namespace gpuslice::sim;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+int openb(std::vector<std::string> policies) {
+  const std::string dir = GPUSLICE_OPENB_DIR;
+  const Scenario s = openb_scenario(dir + "/openb_node_list_gpu_node.csv",
+                                    dir + "/openb_pod_list_default.csv", OpenbOptions{});
+  const Workload w = materialize(s, 42);
+  if (policies.empty())
+    policies = {"hami-binpack", "hami-spread",   "random",  "dotprod",
+                "gpupacking",   "gpuclustering", "bestfit", "fgd"};
+  fmt::print("openb default, tune 1.3, seed 42: {} nodes, {} pods (best of 3)\n", s.fleet.size(), w.size());
+  fmt::print("{:<14} {:>9} {:>10} {:>9} {:>12}\n", "policy", "wall s", "pods/s", "alloc130", "vs artifact");
+  for (const auto& p : policies) {
+    RunOptions o;
+    o.policy = p;
+    o.seed = 42;
+    o.card_use = false;
+    double best = 1e300;
+    RunResult r;
+    for (int i = 0; i < 3; ++i) {
+      r = simulate(s.fleet, w, o, "openb");
+      best = std::min(best, r.summary["wall_seconds"].get<double>());
+    }
+    fmt::print("{:<14} {:>9.3f} {:>10.0f} {:>8.2f}% {:>11.0f}x\n", p, best,
+               static_cast<double>(w.size()) / best, r.summary["alloc_ratio_at_130_pct"].get<double>(),
+               2620.0 / best);
+  }
+  return 0;
+}
+
+// 2-card L40S nodes; arrivals at 100 pods/s, mean duration 3,300 s: about
+// 330,000 pods live, about 95% of the GPUs: the fleet fills, some pods wait.
+std::string synthetic_yaml(size_t nodes, size_t pods) {
+  return fmt::format(R"(name: synthetic
+policy: hami-binpack
+queue: fifo
+fleet:
+- template: {{name: n, model: NVIDIA L40S, cards: 2, card_memory_mib: 46068, slots: 10, cpu_milli: 64000, memory_mib: 524288}}
+  count: {}
+templates:
+  small: {{gpu: 1, gpumem: 10000, gpucores: 25, cpu: "2", memory: 8Gi}}
+  medium: {{gpu: 1, gpumem: 20000, gpucores: 50, cpu: "4", memory: 32Gi}}
+  whole: {{gpu: 1, cpu: "8", memory: 64Gi}}
+  pair: {{gpu: 2, cpu: "16", memory: 128Gi}}
+generator:
+  pods: {}
+  arrival: poisson
+  rate_per_s: {}
+  duration: exponential
+  mean_s: 3300
+  mix:
+  - {{template: small, weight: 5}}
+  - {{template: medium, weight: 3}}
+  - {{template: whole, weight: 1}}
+  - {{template: pair, weight: 1}}
+)",
+                     nodes, pods, 100.0 * static_cast<double>(nodes) / 100000.0);
+}
+
+struct SyntheticFigures {
+  double build_s = 0, run_s = 0, rss_mib = 0;
+  size_t placed = 0, failed = 0;
+  double final_alloc = 0, p95_pending = 0;
+};
+
+SyntheticFigures synthetic(size_t nodes, size_t pods) {
+  SyntheticFigures f;
+  auto t0 = std::chrono::steady_clock::now();
+  const Scenario s = parse_scenario(synthetic_yaml(nodes, pods), "synthetic", ".");
+  const Workload w = materialize(s, 42);
+  f.build_s = seconds_since(t0);
+  RunOptions o;
+  o.policy = "hami-binpack";
+  o.card_use = false;
+  const RunResult r = simulate(s.fleet, w, o, "synthetic");
+  f.run_s = r.summary["wall_seconds"].get<double>();
+  f.rss_mib = peak_rss_mib();
+  f.placed = r.summary["placements"].get<size_t>();
+  f.failed = r.summary["failed"].get<size_t>();
+  f.final_alloc = r.summary["peak_alloc_gpu_pct"].get<double>();
+  f.p95_pending = r.summary["pending_seconds"]["p95"].get<double>();
+  return f;
+}
+
+void print_synthetic_header() {
+  fmt::print("{:>8} {:>9} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9}\n", "nodes", "pods", "build s", "run s",
+             "pods/s", "peak GPU", "p95 wait", "RSS MiB");
+}
+
+void print_synthetic(size_t nodes, size_t pods, const SyntheticFigures& f) {
+  fmt::print("{:>8} {:>9} {:>8.2f} {:>8.2f} {:>10.0f} {:>8.1f}% {:>8.0f}s {:>9.0f}\n", nodes, pods, f.build_s,
+             f.run_s, static_cast<double>(pods) / f.run_s, f.final_alloc, f.p95_pending, f.rss_mib);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string mode = argc > 1 ? argv[1] : "openb";
+    if (mode == "openb") return openb(std::vector<std::string>(argv + std::min(argc, 2), argv + argc));
+    if (mode == "synthetic") {
+      const size_t nodes = argc > 2 ? std::stoul(argv[2]) : 100000;
+      const size_t pods = argc > 3 ? std::stoul(argv[3]) : 1000000;
+      print_synthetic_header();
+      print_synthetic(nodes, pods, synthetic(nodes, pods));
+      return 0;
+    }
+    if (mode == "scaling") {
+      // Peak RSS only grows within a process: read the memory column from
+      // `synthetic` runs, one per process.
+      print_synthetic_header();
+      for (size_t nodes : {1000, 10000, 100000}) print_synthetic(nodes, 100000, synthetic(nodes, 100000));
+      for (size_t pods : {10000, 100000, 1000000}) {
+        const size_t nodes = pods / 10;  // constant load: the fleet grows with the stream
+        print_synthetic(nodes, pods, synthetic(nodes, pods));
+      }
+      return 0;
+    }
+    fmt::print(stderr, "usage: sim_bench openb [policy...] | synthetic [nodes] [pods] | scaling\n");
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "sim_bench: {}\n", e.what());
+    return 1;
+  }
+}
