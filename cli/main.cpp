@@ -7,6 +7,9 @@
 #ifdef GPUSLICE_WITH_SIM
 #include "gpuslice/sim/cli.hpp"
 #endif
+#ifdef GPUSLICE_WITH_PLAN
+#include "gpuslice/plan/cli.hpp"
+#endif
 #ifdef GPUSLICE_WITH_REALGPU
 #include "gpuslice/realgpu/cli.hpp"
 #endif
@@ -17,6 +20,9 @@ int main(int argc, char** argv) {
   gpuslice::cli::register_place_command(app);
 #ifdef GPUSLICE_WITH_SIM
   gpuslice::sim::register_cli(app);
+#endif
+#ifdef GPUSLICE_WITH_PLAN
+  gpuslice::plan::register_cli(app);
 #endif
 #ifdef GPUSLICE_WITH_REALGPU
   gpuslice::realgpu::register_cli(app);

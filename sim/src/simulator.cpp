@@ -7,6 +7,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <stdexcept>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/fragmentation.hpp"
@@ -162,8 +163,30 @@ class Run {
     return top.empty() ? "NoNodes" : top;
   }
 
+  // Debug builds (the sanitizer CI job) check after every change that no
+  // card holds more than its slots, memory or cores, and no host more than
+  // its CPU and memory: fit and accounting must never disagree.
+  void check_within_capacity(size_t id) const {
+    const auto& node = cluster_.node(id);
+    const auto use = cluster_.usage(id);
+    for (size_t i = 0; i < use.size(); ++i) {
+      const auto& d = node.devices[i];
+      if (use[i].slots > d.slots || use[i].memory_mib > d.memory_mib || use[i].cores > d.cores)
+        throw std::logic_error(fmt::format(
+            "invariant: node '{}' card {} holds {} slots, {} MiB, {} cores of {}/{}/{}", node.name, i,
+            use[i].slots, use[i].memory_mib, use[i].cores, d.slots, d.memory_mib, d.cores));
+    }
+    const auto& host = cluster_.host_used(id);
+    if ((node.capacity.cpu_milli > 0 && host.cpu_milli > node.capacity.cpu_milli) ||
+        (node.capacity.memory_mib > 0 && host.memory_mib > node.capacity.memory_mib))
+      throw std::logic_error(fmt::format("invariant: node '{}' host over capacity", node.name));
+  }
+
   // After a node's use changed: its fragment and the cards' use log.
   void node_changed(size_t node, const core::PodAllocation& allocation) {
+#ifndef NDEBUG
+    check_within_capacity(node);
+#endif
     const int64_t f = fragment_units(fragmentation_->node_fragment(cluster_.view(node)));
     fragment_total_ += f - node_fragment_[node];
     node_fragment_[node] = f;

@@ -1,0 +1,113 @@
+// Capacity planning: the smallest fleet (count of a node template, or a mix
+// of templates in fixed proportions) that meets targets such as "p95 pending
+// under 60 s" or "no more than 1% refused", by search over simulations.
+// Shared by `gpuslice plan` and gpuslice.plan_capacity() in Python; also the
+// one place that turns a run description (scenario file or text, openb
+// replay, overrides, policy, seed) into a simulator run, so the CLI and the
+// Python module build runs the same way `gpuslice simulate` does.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuslice/sim/scenario.hpp"
+#include "gpuslice/sim/simulator.hpp"
+
+namespace gpuslice::plan {
+
+// Where a run's scenario comes from: a scenario file, a scenario text (YAML,
+// or JSON, which is YAML too), or an openb replay.
+struct ScenarioSource {
+  std::string path;                     // scenario YAML file
+  std::optional<std::string> text;      // or its text ...
+  std::string source = "<scenario>";    // ... named so in error messages
+  std::string base_dir = ".";           // ... with relative file references resolved here
+  std::string openb_nodes, openb_pods;  // or an openb replay (both files)
+  double tune = 1.3;                    // openb: resample to tune x capacity
+  // A scenario with openb_pods: replaces its tune (an error for other pod sources).
+  std::optional<double> scenario_tune;
+  // Dotted paths into the scenario's YAML set to JSON values before it is
+  // parsed: {"generator.rate_per_s": 0.05, "fleet.0.count": 12}.
+  nlohmann::json overrides = nlohmann::json::object();
+};
+
+struct RunSpec {
+  ScenarioSource scenario;
+  std::optional<std::string> policy;      // default: the scenario's
+  std::optional<std::string> gpu_policy;  // default: the scenario's
+  std::optional<std::string> queue;       // fifo | skip-ahead; default: the scenario's
+  std::optional<uint64_t> seed;           // default: the scenario's (openb: 42)
+};
+
+// The scenario text after overrides (throws InputError for a bad path).
+std::string apply_overrides(const std::string& yaml_text, const nlohmann::json& overrides,
+                            const std::string& source);
+// The scenario of a run (reads files; throws core::InputError for bad input).
+sim::Scenario load(const RunSpec& spec);
+// The run options of a run, as `gpuslice simulate` derives them (validates names).
+sim::RunOptions options_for(const sim::Scenario& scenario, const RunSpec& spec);
+// load + options_for + simulate. progress: as RunOptions::progress.
+sim::RunResult run(const RunSpec& spec, std::function<bool(double)> progress = {});
+
+// A target on a run's summary: "p95_pending_s<=60", "refused_pct<=1".
+struct Target {
+  std::string metric;
+  std::string op;  // <= | < | >= | >
+  double value = 0;
+  bool met_by(double v) const;
+  bool lower_is_better() const { return op[0] == '<'; }
+  std::string text() const;
+};
+Target parse_target(std::string_view text);  // throws InputError
+// Metrics: p50_pending_s p95_pending_s p99_pending_s max_pending_s refused_pct
+// failed_pct pending_at_end_pct, or any numeric summary field by dotted path.
+double metric(const nlohmann::ordered_json& summary, const std::string& name);
+std::vector<std::string> standard_metrics();
+
+struct PlanRequest {
+  RunSpec run;  // the base scenario: its fleet must be templates x counts
+  std::vector<Target> targets;
+  // Fleet templates whose count is searched (by template name); empty: all.
+  // Several: a mix, kept in the proportions of their counts in the scenario.
+  std::vector<std::string> vary;
+  int min_count = 1;
+  int max_count = 0;              // 0: 4 x the scenario's count (at least 16)
+  std::vector<uint64_t> seeds;    // a count meets a target when every seed does
+  std::string search = "bisect";  // bisect (metrics assumed monotone in the count) | scan
+  int curve_points = 8;           // extra evenly spaced counts for the curve (bisect)
+};
+
+struct PlanPoint {
+  int count = 0;                      // nodes over the varied templates
+  std::map<std::string, int> counts;  // per template
+  bool meets = false;
+  nlohmann::ordered_json metrics;                 // worst over seeds, standard metrics + targets'
+  std::vector<nlohmann::ordered_json> summaries;  // one per seed
+};
+
+struct PlanResult {
+  std::optional<int> count;           // smallest count that meets every target
+  std::map<std::string, int> counts;  // its mix
+  std::vector<Target> targets;
+  std::vector<std::string> vary;
+  std::vector<uint64_t> seeds;
+  std::string policy;
+  std::string scenario;
+  int min_count = 0, max_count = 0;
+  std::vector<PlanPoint> points;  // every count simulated, ascending
+  bool interrupted = false;
+};
+
+// should_continue: called between and during runs with the fraction of
+// simulations done; returning false stops the search (result.interrupted).
+PlanResult plan_capacity(const PlanRequest& request, std::function<bool(double)> should_continue = {});
+nlohmann::ordered_json to_json(const PlanResult& result);
+std::string to_text(const PlanResult& result);
+
+}  // namespace gpuslice::plan

@@ -1,0 +1,85 @@
+// `gpuslice plan`: the smallest fleet that meets targets, by simulation.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/plan/cli.hpp"
+#include "gpuslice/plan/plan.hpp"
+
+namespace gpuslice::plan {
+
+namespace {
+struct PlanArgs {
+  std::string scenario, policy, gpu_policy, queue, search = "bisect", out;
+  std::vector<std::string> targets, vary, sets;
+  std::vector<uint64_t> seeds;
+  int min_count = 1, max_count = 0, curve_points = 8;
+  bool json = false;
+};
+}  // namespace
+
+void register_cli(CLI::App& app) {
+  auto a = std::make_shared<PlanArgs>();
+  auto* cmd = app.add_subcommand(
+      "plan",
+      "Find the smallest fleet (count of a node template, or a mix) that meets targets, by simulation");
+  cmd->add_option("scenario", a->scenario, "scenario YAML whose fleet is node templates x counts")
+      ->required();
+  cmd->add_option("--target", a->targets,
+                  "METRIC<=VALUE, repeatable: p50|p95|p99|max_pending_s, refused_pct, failed_pct, "
+                  "pending_at_end_pct or a summary field (e.g. final_alloc_gpu_pct>=50)")
+      ->required();
+  cmd->add_option("--vary", a->vary, "fleet template(s) whose count is searched (default: all, as a mix)");
+  cmd->add_option("--min", a->min_count, "smallest count tried (default 1)");
+  cmd->add_option("--max", a->max_count, "largest count tried (default 4 x the scenario's, at least 16)");
+  cmd->add_option("--seeds", a->seeds, "seeds; a count meets a target when every seed does")->delimiter(',');
+  cmd->add_option("--policy", a->policy, "placement policy (default: the scenario's)");
+  cmd->add_option("--gpu-policy", a->gpu_policy, "HAMi GPU policy (default: the scenario's)");
+  cmd->add_option("--queue", a->queue, "fifo | skip-ahead (default: the scenario's)");
+  cmd->add_option("--search", a->search, "bisect (default) | scan (every count in range)");
+  cmd->add_option("--curve-points", a->curve_points, "extra evenly spaced counts simulated for the curve");
+  cmd->add_option("--set", a->sets,
+                  "PATH=VALUE scenario override, e.g. generator.rate_per_s=0.1 (repeatable)");
+  cmd->add_option("--out", a->out, "also write the result as JSON to this file");
+  cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->callback([a] {
+    PlanRequest req;
+    req.run.scenario.path = a->scenario;
+    for (const auto& s : a->sets) {
+      const auto eq = s.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw core::InputError("command line", 0, "--set", fmt::format("'{}': write PATH=VALUE", s));
+      const std::string value = s.substr(eq + 1);
+      nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+      if (v.is_discarded()) v = value;
+      req.run.scenario.overrides[s.substr(0, eq)] = v;
+    }
+    if (!a->policy.empty()) req.run.policy = a->policy;
+    if (!a->gpu_policy.empty()) req.run.gpu_policy = a->gpu_policy;
+    if (!a->queue.empty()) req.run.queue = a->queue;
+    for (const auto& t : a->targets) req.targets.push_back(parse_target(t));
+    req.vary = a->vary;
+    req.min_count = a->min_count;
+    req.max_count = a->max_count;
+    req.seeds = a->seeds;
+    req.search = a->search;
+    req.curve_points = a->curve_points;
+    const PlanResult result = plan_capacity(req);
+    const auto j = to_json(result);
+    if (!a->out.empty()) {
+      std::ofstream f(a->out);
+      if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", a->out));
+      f << j.dump(2) << "\n";
+    }
+    if (a->json)
+      std::cout << j.dump() << "\n";
+    else
+      std::cout << to_text(result);
+    if (!result.count) throw CLI::RuntimeError(1);
+  });
+}
+
+}  // namespace gpuslice::plan

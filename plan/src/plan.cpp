@@ -1,0 +1,547 @@
+#include "gpuslice/plan/plan.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/policy.hpp"
+
+namespace gpuslice::plan {
+
+using core::InputError;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct ResolvedText {
+  std::string text, source, base_dir;
+};
+
+ResolvedText resolve_text(const ScenarioSource& s) {
+  if (s.text) return {*s.text, s.source, s.base_dir};
+  std::ifstream in(s.path, std::ios::binary);
+  if (!in) throw InputError(s.path, 0, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return {ss.str(), s.path, std::filesystem::path(s.path).parent_path().string()};
+}
+
+YAML::Node to_yaml(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null:
+      return YAML::Node(YAML::NodeType::Null);
+    case json::value_t::boolean:
+      return YAML::Node(j.get<bool>());
+    case json::value_t::number_integer:
+      return YAML::Node(j.get<int64_t>());
+    case json::value_t::number_unsigned:
+      return YAML::Node(j.get<uint64_t>());
+    case json::value_t::number_float:
+      return YAML::Node(j.get<double>());
+    case json::value_t::string:
+      return YAML::Node(j.get<std::string>());
+    case json::value_t::array: {
+      YAML::Node n(YAML::NodeType::Sequence);
+      for (const auto& v : j) n.push_back(to_yaml(v));
+      return n;
+    }
+    case json::value_t::object: {
+      YAML::Node n(YAML::NodeType::Map);
+      for (auto it = j.begin(); it != j.end(); ++it) n[it.key()] = to_yaml(it.value());
+      return n;
+    }
+    default:
+      return YAML::Node(YAML::NodeType::Null);
+  }
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// Handles are passed by value: yaml-cpp's assignment between handles would
+// overwrite the node instead of rebinding, so the walk recurses.
+void set_path(YAML::Node node, const std::vector<std::string>& segs, size_t i, const YAML::Node& value,
+              const std::string& source, const std::string& path) {
+  const std::string& k = segs[i];
+  const bool last = i + 1 == segs.size();
+  if (k.empty()) throw InputError(source, 0, path, "empty segment in override path");
+  if (node.IsSequence()) {
+    size_t idx = 0;
+    const auto [p, ec] = std::from_chars(k.data(), k.data() + k.size(), idx);
+    if (ec != std::errc() || p != k.data() + k.size() || idx >= node.size())
+      throw InputError(source, 0, path,
+                       fmt::format("'{}' is not an index of a list of {} items", k, node.size()));
+    if (last)
+      node[idx] = value;
+    else
+      set_path(node[idx], segs, i + 1, value, source, path);
+    return;
+  }
+  if (!node.IsMap() && !node.IsNull())
+    throw InputError(source, 0, path, fmt::format("cannot set '{}' inside a scalar", k));
+  if (last) {
+    node[k] = value;
+    return;
+  }
+  if (!node[k] || node[k].IsNull()) node[k] = YAML::Node(YAML::NodeType::Map);
+  set_path(node[k], segs, i + 1, value, source, path);
+}
+
+YAML::Node load_yaml(const std::string& text, const std::string& source) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
+  }
+}
+
+bool is_openb(const ScenarioSource& s) { return !s.openb_nodes.empty() || !s.openb_pods.empty(); }
+
+}  // namespace
+
+std::string apply_overrides(const std::string& yaml_text, const json& overrides, const std::string& source) {
+  if (overrides.is_null() || overrides.empty()) return yaml_text;
+  if (!overrides.is_object()) throw InputError(source, 0, "overrides", "must map dotted paths to values");
+  YAML::Node root = load_yaml(yaml_text, source);
+  if (!root.IsMap()) throw InputError(source, 1, "", "a scenario must be a mapping");
+  for (auto it = overrides.begin(); it != overrides.end(); ++it)
+    set_path(root, split(it.key(), '.'), 0, to_yaml(it.value()), source, it.key());
+  YAML::Emitter out;
+  out << root;
+  if (!out.good()) throw InputError(source, 0, "overrides", out.GetLastError());
+  std::string text;
+  // Keep the description line (the comment at the top).
+  if (yaml_text.rfind("#", 0) == 0) text = yaml_text.substr(0, yaml_text.find('\n')) + "\n";
+  return text + out.c_str() + "\n";
+}
+
+sim::Scenario load(const RunSpec& spec) {
+  const ScenarioSource& s = spec.scenario;
+  if (is_openb(s)) {
+    if (!s.path.empty() || s.text)
+      throw InputError("arguments", 0, "openb_nodes", "give a scenario or an openb replay, not both");
+    if (s.openb_nodes.empty() || s.openb_pods.empty())
+      throw InputError("arguments", 0, s.openb_nodes.empty() ? "openb_nodes" : "openb_pods",
+                       "an openb replay needs both openb_nodes and openb_pods");
+    if (!(s.tune > 0) || !std::isfinite(s.tune))
+      throw InputError("arguments", 0, "tune", "must be a positive number");
+    if (!s.overrides.is_null() && !s.overrides.empty())
+      throw InputError("arguments", 0, "overrides", "overrides apply to scenario files, not openb replays");
+    sim::OpenbOptions o;
+    o.tune = s.tune;
+    o.seed = spec.seed.value_or(42);
+    sim::Scenario sc = sim::openb_scenario(s.openb_nodes, s.openb_pods, o);
+    sc.policy = "hami-binpack";
+    return sc;
+  }
+  if (s.path.empty() && !s.text)
+    throw InputError("arguments", 0, "scenario", "give a scenario, or openb_nodes and openb_pods");
+  const ResolvedText t = resolve_text(s);
+  json overrides = s.overrides.is_null() ? json::object() : s.overrides;
+  if (s.scenario_tune) {
+    if (!(*s.scenario_tune > 0) || !std::isfinite(*s.scenario_tune))
+      throw InputError("arguments", 0, "tune", "must be a positive number");
+    const YAML::Node root = load_yaml(t.text, t.source);
+    if (!root.IsMap() || !root["openb_pods"] || !root["openb_pods"].IsMap())
+      throw InputError(t.source, 0, "tune", "tune applies to openb replays (openb_pods: {file: ...})");
+    overrides["openb_pods.tune"] = *s.scenario_tune;
+  }
+  return sim::parse_scenario(apply_overrides(t.text, overrides, t.source), t.source, t.base_dir);
+}
+
+sim::RunOptions options_for(const sim::Scenario& scenario, const RunSpec& spec) {
+  sim::RunOptions options;
+  options.policy = spec.policy && !spec.policy->empty() ? *spec.policy : scenario.policy;
+  const auto names = core::policy_names();
+  if (std::find(names.begin(), names.end(), options.policy) == names.end())
+    throw InputError("arguments", 0, "policy",
+                     fmt::format("unknown policy '{}' (known: {})", options.policy, fmt::join(names, ", ")));
+  options.gpu_policy = spec.gpu_policy && !spec.gpu_policy->empty() ? *spec.gpu_policy : scenario.gpu_policy;
+  options.seed = spec.seed.value_or(scenario.seed);
+  options.queue = scenario.queue;
+  if (spec.queue && !spec.queue->empty()) {
+    if (*spec.queue == "fifo")
+      options.queue = sim::QueueDiscipline::Fifo;
+    else if (*spec.queue == "skip-ahead")
+      options.queue = sim::QueueDiscipline::SkipAhead;
+    else
+      throw InputError("arguments", 0, "queue", fmt::format("'{}': use fifo or skip-ahead", *spec.queue));
+  }
+  return options;
+}
+
+sim::RunResult run(const RunSpec& spec, std::function<bool(double)> progress) {
+  const sim::Scenario scenario = load(spec);
+  sim::RunOptions options = options_for(scenario, spec);
+  options.progress = std::move(progress);
+  return sim::simulate(scenario, options);
+}
+
+// ---------------------------------------------------------------- targets
+
+bool Target::met_by(double v) const {
+  if (std::isnan(v)) return false;
+  if (op == "<=") return v <= value;
+  if (op == "<") return v < value;
+  if (op == ">=") return v >= value;
+  return v > value;
+}
+
+std::string Target::text() const { return fmt::format("{}{}{}", metric, op, value); }
+
+Target parse_target(std::string_view text) {
+  std::string s;
+  for (char c : text)
+    if (c != ' ' && c != '\t') s += c;
+  for (const char* op : {"<=", ">=", "<", ">"}) {
+    const auto pos = s.find(op);
+    if (pos == std::string::npos) continue;
+    Target t;
+    t.metric = s.substr(0, pos);
+    t.op = op;
+    const std::string v = s.substr(pos + std::string_view(op).size());
+    double value = 0;
+    const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+    if (t.metric.empty() || v.empty() || ec != std::errc() || p != v.data() + v.size())
+      throw InputError("arguments", 0, "target",
+                       fmt::format("'{}': write METRIC<=VALUE, e.g. p95_pending_s<=60", text));
+    t.value = value;
+    const auto std_metrics = standard_metrics();
+    if (std::find(std_metrics.begin(), std_metrics.end(), t.metric) == std_metrics.end() &&
+        t.metric.find('_') == std::string::npos && t.metric.find('.') == std::string::npos)
+      throw InputError("arguments", 0, "target", fmt::format("unknown metric '{}'", t.metric));
+    return t;
+  }
+  throw InputError("arguments", 0, "target",
+                   fmt::format("'{}': write METRIC<=VALUE (or <, >=, >), e.g. refused_pct<=1", text));
+}
+
+std::vector<std::string> standard_metrics() {
+  return {"p50_pending_s", "p95_pending_s", "p99_pending_s",     "max_pending_s",
+          "refused_pct",   "failed_pct",    "pending_at_end_pct"};
+}
+
+double metric(const ordered_json& s, const std::string& name) {
+  auto num = [](const ordered_json& v) { return v.is_number() ? v.get<double>() : kNaN; };
+  auto pct = [&](const char* key) {
+    const double pods = num(s.value("pods", ordered_json()));
+    if (!(pods > 0)) return 0.0;
+    return 100.0 * num(s.value(key, ordered_json())) / pods;
+  };
+  if (name == "p50_pending_s" || name == "p95_pending_s" || name == "p99_pending_s" ||
+      name == "max_pending_s") {
+    const auto& p = s.value("pending_seconds", ordered_json::object());
+    return num(p.value(name.substr(0, name.find('_')), ordered_json()));
+  }
+  if (name == "refused_pct") return pct("refused");
+  if (name == "failed_pct") return pct("failed");
+  if (name == "pending_at_end_pct") return pct("pending_at_end");
+  const ordered_json* cur = &s;
+  for (const auto& seg : split(name, '.')) {
+    if (!cur->is_object() || !cur->contains(seg))
+      throw InputError("arguments", 0, "target", fmt::format("the summary has no metric '{}'", name));
+    cur = &(*cur)[seg];
+  }
+  return num(*cur);
+}
+
+// ---------------------------------------------------------------- search
+
+namespace {
+
+struct Group {
+  size_t index;  // in the scenario's fleet list
+  std::string name;
+  int base_count;
+};
+
+// Counts per varied group for a total, in the proportions of the base counts
+// (largest remainder; equal shares when all base counts are 0).
+std::vector<int> apportion(const std::vector<Group>& groups, int total) {
+  double sum = 0;
+  for (const auto& g : groups) sum += g.base_count;
+  std::vector<int> out(groups.size(), 0);
+  std::vector<std::pair<double, size_t>> rest;
+  int given = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const double w = sum > 0 ? groups[i].base_count / sum : 1.0 / static_cast<double>(groups.size());
+    const double exact = w * total;
+    out[i] = static_cast<int>(std::floor(exact));
+    given += out[i];
+    rest.push_back({exact - out[i], i});
+  }
+  std::stable_sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t k = 0; given < total; ++k, ++given) ++out[rest[k % rest.size()].second];
+  return out;
+}
+
+}  // namespace
+
+PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> should_continue) {
+  if (is_openb(req.run.scenario))
+    throw InputError("arguments", 0, "scenario",
+                     "capacity planning needs a scenario whose fleet is node templates x counts");
+  if (req.targets.empty()) throw InputError("arguments", 0, "target", "give at least one target");
+  if (req.search != "bisect" && req.search != "scan")
+    throw InputError("arguments", 0, "search", "use bisect or scan");
+
+  // The base text (user overrides applied) and its fleet groups.
+  const ResolvedText t = [&] {
+    if (req.run.scenario.path.empty() && !req.run.scenario.text)
+      throw InputError("arguments", 0, "scenario", "give a scenario");
+    return resolve_text(req.run.scenario);
+  }();
+  const std::string base_text = apply_overrides(t.text, req.run.scenario.overrides, t.source);
+  const YAML::Node root = load_yaml(base_text, t.source);
+  const YAML::Node fleet = root.IsMap() ? root["fleet"] : YAML::Node();
+  if (!fleet || !fleet.IsSequence())
+    throw InputError(t.source, 0, "fleet", "capacity planning needs a fleet of node templates x counts");
+  std::vector<Group> all;
+  for (size_t i = 0; i < fleet.size(); ++i) {
+    const YAML::Node g = fleet[i];
+    std::string name;
+    int count = 1;
+    try {
+      if (g["template"] && g["template"]["name"]) name = g["template"]["name"].as<std::string>();
+      if (g["count"]) count = g["count"].as<int>();
+    } catch (const YAML::Exception&) {
+      throw InputError(t.source, g.Mark().line + 1, fmt::format("fleet[{}]", i), "bad template or count");
+    }
+    all.push_back({i, name, count});
+  }
+  std::vector<Group> groups;
+  if (req.vary.empty()) {
+    groups = all;
+  } else {
+    for (const auto& v : req.vary) {
+      auto it = std::find_if(all.begin(), all.end(), [&](const Group& g) { return g.name == v; });
+      if (it == all.end())
+        throw InputError("arguments", 0, "vary", fmt::format("the fleet has no template named '{}'", v));
+      groups.push_back(*it);
+    }
+  }
+  if (groups.empty()) throw InputError(t.source, 0, "fleet", "the fleet has no templates");
+  int base_total = 0;
+  for (const auto& g : groups) base_total += g.base_count;
+
+  PlanResult result;
+  result.targets = req.targets;
+  for (const auto& g : groups) result.vary.push_back(g.name);
+  const int lo = req.min_count;
+  const int hi = req.max_count > 0 ? req.max_count : std::max(16, 4 * base_total);
+  if (lo < 1) throw InputError("arguments", 0, "min_count", "must be at least 1");
+  if (hi < lo) throw InputError("arguments", 0, "max_count", "must not be below min_count");
+  if (hi > 1'000'000) throw InputError("arguments", 0, "max_count", "must be at most 1000000");
+  result.min_count = lo;
+  result.max_count = hi;
+
+  RunSpec base = req.run;
+  base.scenario.text = base_text;
+  base.scenario.source = t.source;
+  base.scenario.base_dir = t.base_dir;
+  base.scenario.path.clear();
+  base.scenario.overrides = json::object();
+  {
+    const sim::Scenario first = load(base);
+    const sim::RunOptions o = options_for(first, base);
+    result.policy = o.policy;
+    result.scenario = first.name;
+    result.seeds = req.seeds.empty() ? std::vector<uint64_t>{o.seed} : req.seeds;
+  }
+
+  const int log_steps = static_cast<int>(std::ceil(std::log2(std::max(2, hi - lo + 1)))) + 2;
+  const double expected = static_cast<double>(result.seeds.size()) *
+                          (req.search == "scan" ? hi - lo + 1 : log_steps + std::max(0, req.curve_points));
+  size_t runs_done = 0;
+  bool stop = false;
+  auto keep_going = [&](double within_run) {
+    if (!should_continue) return true;
+    const double f = std::min(0.99, (static_cast<double>(runs_done) + within_run) / std::max(1.0, expected));
+    if (!should_continue(f)) stop = true;
+    return !stop;
+  };
+
+  std::map<int, PlanPoint> cache;
+  auto evaluate = [&](int total) -> const PlanPoint* {
+    if (auto it = cache.find(total); it != cache.end()) return &it->second;
+    if (stop) return nullptr;
+    PlanPoint p;
+    p.count = total;
+    const std::vector<int> counts = apportion(groups, total);
+    RunSpec spec = base;
+    json ov = json::object();
+    for (size_t i = 0; i < groups.size(); ++i) {
+      ov[fmt::format("fleet.{}.count", groups[i].index)] = counts[i];
+      p.counts[groups[i].name.empty() ? fmt::format("fleet[{}]", groups[i].index) : groups[i].name] =
+          counts[i];
+    }
+    spec.scenario.text = apply_overrides(base_text, ov, t.source);
+    const sim::Scenario scenario = load(spec);
+    std::map<std::string, double> worst;
+    p.meets = true;
+    for (uint64_t seed : result.seeds) {
+      spec.seed = seed;
+      sim::RunOptions o = options_for(scenario, spec);
+      if (should_continue) o.progress = keep_going;
+      sim::RunResult r = sim::simulate(scenario, o);
+      if (r.interrupted || stop) {
+        stop = true;
+        return nullptr;
+      }
+      ++runs_done;
+      if (!keep_going(0)) return nullptr;
+      for (const auto& m : standard_metrics()) {
+        const double v = metric(r.summary, m);
+        auto [it, fresh] = worst.emplace(m, v);
+        if (!fresh && (std::isnan(v) || v > it->second)) it->second = v;
+      }
+      for (const auto& tg : req.targets) {
+        const double v = metric(r.summary, tg.metric);
+        auto [it, fresh] = worst.emplace(tg.text(), v);
+        if (!fresh && (std::isnan(v) || (tg.lower_is_better() ? v > it->second : v < it->second)))
+          it->second = v;
+        if (!tg.met_by(v)) p.meets = false;
+      }
+      p.summaries.push_back(std::move(r.summary));
+    }
+    p.metrics = ordered_json::object();
+    p.metrics["gpus"] = p.summaries.front().value("gpus", 0);
+    for (const auto& m : standard_metrics()) p.metrics[m] = worst[m];
+    for (const auto& tg : req.targets)
+      if (!p.metrics.contains(tg.metric)) p.metrics[tg.metric] = worst[tg.text()];
+    return &cache.emplace(total, std::move(p)).first->second;
+  };
+
+  std::optional<int> answer;
+  if (req.search == "scan") {
+    for (int c = lo; c <= hi; ++c) {
+      const PlanPoint* p = evaluate(c);
+      if (!p) break;
+      if (p->meets && !answer) answer = c;
+    }
+  } else {
+    const PlanPoint* top = evaluate(hi);
+    if (top && top->meets) {
+      const PlanPoint* bottom = evaluate(lo);
+      if (bottom && bottom->meets) {
+        answer = lo;
+      } else if (bottom) {
+        int bad = lo, good = hi;  // invariant: bad fails, good meets
+        while (good - bad > 1) {
+          const int mid = bad + (good - bad) / 2;
+          const PlanPoint* p = evaluate(mid);
+          if (!p) break;
+          (p->meets ? good : bad) = mid;
+        }
+        if (!stop) answer = good;
+      }
+    }
+    // The curve: evenly spaced counts over the range, and the neighbours of the answer.
+    const int n = std::max(0, req.curve_points);
+    for (int i = 0; i < n && !stop; ++i) {
+      const int c =
+          n == 1 ? lo : lo + static_cast<int>(std::lround((hi - lo) * static_cast<double>(i) / (n - 1)));
+      evaluate(std::clamp(c, lo, hi));
+    }
+    if (answer && *answer > lo && !stop) evaluate(*answer - 1);
+  }
+
+  result.interrupted = stop;
+  result.count = answer;
+  if (answer) result.counts = cache.at(*answer).counts;
+  for (auto& [c, p] : cache) result.points.push_back(std::move(p));
+  if (should_continue && !stop) should_continue(1.0);
+  return result;
+}
+
+ordered_json to_json(const PlanResult& r) {
+  ordered_json j;
+  j["scenario"] = r.scenario;
+  j["policy"] = r.policy;
+  j["count"] = r.count ? ordered_json(*r.count) : ordered_json(nullptr);
+  j["counts"] = r.counts;
+  j["met"] = r.count.has_value();
+  ordered_json targets = ordered_json::array();
+  for (const auto& t : r.targets) targets.push_back(t.text());
+  j["targets"] = targets;
+  j["vary"] = r.vary;
+  j["seeds"] = r.seeds;
+  j["min_count"] = r.min_count;
+  j["max_count"] = r.max_count;
+  j["interrupted"] = r.interrupted;
+  ordered_json curve = ordered_json::array();
+  for (const auto& p : r.points) {
+    ordered_json row;
+    row["count"] = p.count;
+    row["counts"] = p.counts;
+    row["meets"] = p.meets;
+    for (auto it = p.metrics.begin(); it != p.metrics.end(); ++it) {
+      const auto& v = it.value();
+      row[it.key()] = v.is_number_float() && std::isnan(v.get<double>()) ? ordered_json(nullptr) : v;
+    }
+    curve.push_back(row);
+  }
+  j["curve"] = curve;
+  return j;
+}
+
+std::string to_text(const PlanResult& r) {
+  std::string out;
+  std::vector<std::string> targets;
+  for (const auto& t : r.targets) targets.push_back(t.text());
+  out += fmt::format("plan {}  policy {}  targets {}  seeds {}\n", r.scenario, r.policy,
+                     fmt::join(targets, ", "), fmt::join(r.seeds, ","));
+  out += fmt::format("  {:>6} {:>6} {:>5} {:>10} {:>10} {:>10}", "nodes", "gpus", "meets", "p95_pend_s",
+                     "refused%", "failed%");
+  std::set<std::string> extra;
+  for (const auto& t : r.targets)
+    if (t.metric != "p95_pending_s" && t.metric != "refused_pct" && t.metric != "failed_pct")
+      extra.insert(t.metric);
+  for (const auto& m : extra) out += fmt::format(" {:>14}", m);
+  out += "\n";
+  for (const auto& p : r.points) {
+    auto get = [&](const std::string& k) {
+      return p.metrics.contains(k) && p.metrics[k].is_number() ? p.metrics[k].get<double>() : kNaN;
+    };
+    out +=
+        fmt::format("  {:>6} {:>6} {:>5} {:>10.1f} {:>10.2f} {:>10.2f}", p.count, p.metrics.value("gpus", 0),
+                    p.meets ? "yes" : "no", get("p95_pending_s"), get("refused_pct"), get("failed_pct"));
+    for (const auto& m : extra) out += fmt::format(" {:>14.3f}", get(m));
+    out += "\n";
+  }
+  if (r.interrupted) out += "  interrupted\n";
+  if (r.count) {
+    std::vector<std::string> mix;
+    for (const auto& [k, v] : r.counts) mix.push_back(fmt::format("{} x {}", v, k));
+    out += fmt::format("answer: {} nodes ({})\n", *r.count, fmt::join(mix, ", "));
+  } else {
+    out += fmt::format("answer: none between {} and {} nodes meets the targets\n", r.min_count, r.max_count);
+  }
+  return out;
+}
+
+}  // namespace gpuslice::plan
