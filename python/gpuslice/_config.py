@@ -1,0 +1,140 @@
+"""Run configurations: plain, JSON-able dicts that describe one simulation.
+
+They are what crosses process and machine boundaries in a sweep (pickled by
+multiprocessing or Dask); the C++ objects are built inside the task from them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from . import _gpuslice
+
+PathLike = "str | os.PathLike[str]"
+
+
+def input_error(file: str, line: int, field: str, detail: str) -> Exception:
+    """A gpuslice.InputError with its attributes set, as the C++ side raises it."""
+    where = file if not line else f"{file}:{line}"
+    text = f"{where}: {field}: {detail}" if field else f"{where}: {detail}"
+    err = _gpuslice.InputError(text)
+    err.file, err.line, err.field, err.detail = file, line, field, detail
+    return err
+
+
+def read_text(path: Any, field: str) -> str:
+    try:
+        with open(os.fspath(path), encoding="utf-8", errors="surrogateescape") as f:
+            return f.read()
+    except TypeError:
+        raise input_error("arguments", 0, field, f"expected a path, got {type(path).__name__}") from None
+    except OSError as e:
+        raise input_error(os.fspath(path), 0, field, f"cannot open file ({e.strerror})") from None
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and "\n" in value
+
+
+def scenario_config(
+    scenario: Any = None,
+    openb_nodes: Any = None,
+    openb_pods: Any = None,
+    *,
+    tune: float | None = None,
+    embed: bool = False,
+) -> dict:
+    """The scenario part of a run configuration.
+
+    scenario: a path to a scenario YAML, its text (a string with newlines), or
+    a dict (the same structure as the YAML). embed=True ships a file's text
+    instead of its path (sweeps), with relative references resolved against
+    the file's folder.
+    """
+    cfg: dict[str, Any] = {}
+    if scenario is not None and (openb_nodes is not None or openb_pods is not None):
+        raise input_error("arguments", 0, "openb_nodes", "give a scenario or an openb replay, not both")
+    if scenario is None:
+        if openb_nodes is None and openb_pods is None:
+            raise input_error(
+                "arguments", 0, "scenario", "give scenario=PATH, or openb_nodes=PATH and openb_pods=PATH"
+            )
+        if openb_nodes is None or openb_pods is None:
+            missing = "openb_nodes" if openb_nodes is None else "openb_pods"
+            raise input_error("arguments", 0, missing, "an openb replay needs both openb_nodes and openb_pods")
+        cfg["openb_nodes"] = os.path.abspath(os.fspath(openb_nodes))
+        cfg["openb_pods"] = os.path.abspath(os.fspath(openb_pods))
+        if tune is not None:
+            cfg["tune"] = float(tune)
+        return cfg
+    if isinstance(scenario, Mapping):
+        cfg["scenario_text"] = json.dumps(scenario, indent=1, default=str)
+        cfg["source"] = str(scenario.get("name", "<dict>"))
+        cfg["base_dir"] = os.getcwd()
+    elif _is_text(scenario):
+        cfg["scenario_text"] = scenario
+        cfg["source"] = "<scenario>"
+        cfg["base_dir"] = os.getcwd()
+    elif isinstance(scenario, (str, os.PathLike)):
+        path = os.fspath(scenario)
+        if embed:
+            cfg["scenario_text"] = read_text(path, "scenario")
+            cfg["source"] = path
+            cfg["base_dir"] = os.path.dirname(os.path.abspath(path))
+        else:
+            cfg["scenario_path"] = path
+    else:
+        raise input_error(
+            "arguments", 0, "scenario", f"expected a path, YAML text or a dict, got {type(scenario).__name__}"
+        )
+    if tune is not None:
+        cfg["scenario_tune"] = float(tune)
+    return cfg
+
+
+def run_config(
+    scenario: Any = None,
+    openb_nodes: Any = None,
+    openb_pods: Any = None,
+    *,
+    policy: str | None = None,
+    gpu_policy: str | None = None,
+    queue: str | None = None,
+    seed: int | None = None,
+    tune: float | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    embed: bool = False,
+) -> dict:
+    cfg = scenario_config(scenario, openb_nodes, openb_pods, tune=tune, embed=embed)
+    for key, value in (("policy", policy), ("gpu_policy", gpu_policy), ("queue", queue)):
+        if value is not None:
+            if not isinstance(value, str):
+                raise input_error("arguments", 0, key, f"expected a name, got {type(value).__name__}")
+            cfg[key] = value
+    if seed is not None:
+        if isinstance(seed, bool) or not isinstance(seed, int) and not hasattr(seed, "__index__"):
+            raise input_error("arguments", 0, "seed", f"expected an integer, got {type(seed).__name__}")
+        seed = int(seed)
+        if seed < 0:
+            raise input_error("arguments", 0, "seed", "must be a non-negative integer")
+        cfg["seed"] = seed
+    if overrides:
+        cfg["overrides"] = dict(overrides)
+    return cfg
+
+
+def dumps(cfg: Mapping[str, Any]) -> str:
+    return json.dumps(cfg, default=_json_default)
+
+
+def _json_default(o: Any) -> Any:
+    # numpy scalars and the like
+    for attr in ("item", "tolist"):
+        if hasattr(o, attr):
+            return getattr(o, attr)()
+    if isinstance(o, os.PathLike):
+        return os.fspath(o)
+    raise TypeError(f"cannot turn {type(o).__name__} into JSON")

@@ -1,0 +1,129 @@
+"""Capacity planning: the smallest fleet that meets targets, by search over simulations.
+
+The search runs in C++ (the same code as `gpuslice plan`); this module shapes
+arguments and results.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from . import _gpuslice
+from ._config import dumps, input_error, run_config
+
+__all__ = ["plan_capacity", "PlanResult", "metric_names"]
+
+
+def metric_names() -> list[str]:
+    """Metrics a target can name (besides any numeric summary field, by dotted path)."""
+    return list(_gpuslice.metric_names())
+
+
+def _targets(targets: Any) -> list[str]:
+    if isinstance(targets, str):
+        return [targets]
+    if isinstance(targets, Mapping):
+        out = []
+        for metric, bound in targets.items():
+            if isinstance(bound, str):
+                out.append(f"{metric}{bound}")  # {"final_alloc_gpu_pct": ">=50"}
+            else:
+                out.append(f"{metric}<={float(bound)!r}")
+        return out
+    if isinstance(targets, Iterable):
+        out = list(targets)
+        if all(isinstance(t, str) for t in out):
+            return out
+    raise input_error("arguments", 0, "targets", "give 'metric<=value' strings or {metric: max}")
+
+
+class PlanResult:
+    """The answer (.count nodes, .counts per template, .met) and the curve behind it (.curve)."""
+
+    def __init__(self, data: dict):
+        self.data = data
+        self.count: int | None = data["count"]
+        self.counts: dict[str, int] = dict(data["counts"])
+        self.met: bool = bool(data["met"])
+        self.targets: list[str] = list(data["targets"])
+        self.interrupted: bool = bool(data["interrupted"])
+
+    @property
+    def curve(self) -> pd.DataFrame:
+        rows = []
+        for point in self.data["curve"]:
+            row = {k: v for k, v in point.items() if k != "counts"}
+            for name, n in point["counts"].items():
+                row[f"count.{name}"] = n
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def to_dict(self) -> dict:
+        return json.loads(json.dumps(self.data))
+
+    def plot(self, metric: str | None = None, ax: Any = None) -> Any:
+        from .plots import plot_plan
+
+        return plot_plan(self, metric=metric, ax=ax)
+
+    def __repr__(self) -> str:
+        answer = f"{self.count} nodes {self.counts}" if self.met else "none in range"
+        return f"<gpuslice.PlanResult {', '.join(self.targets)}: {answer}; {len(self.data['curve'])} points>"
+
+
+def plan_capacity(
+    scenario: Any,
+    targets: Any,
+    *,
+    vary: str | Iterable[str] | None = None,
+    min_count: int = 1,
+    max_count: int | None = None,
+    seeds: Iterable[int] | int | None = None,
+    policy: str | None = None,
+    gpu_policy: str | None = None,
+    queue: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    search: str = "bisect",
+    curve_points: int = 8,
+    progress: Callable[[float], Any] | None = None,
+) -> PlanResult:
+    """The smallest fleet that meets every target, as `gpuslice plan`.
+
+    scenario: a scenario (path, YAML text or dict) whose fleet is node templates x counts.
+    targets: "p95_pending_s<=60", ["refused_pct<=1", ...] or {"p95_pending_s": 60}; metrics:
+    gpuslice.metric_names() or a numeric summary field by dotted path.
+    vary: template name(s) whose count is searched (default all; several form a mix in the
+    proportions of their counts in the scenario). min_count..max_count: the nodes tried
+    (default max: 4x the scenario's, at least 16). seeds: a count meets a target when every
+    seed does. search: "bisect" (assumes metrics improve with more nodes) or "scan".
+    """
+    cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, overrides=overrides)
+    if isinstance(vary, str):
+        vary = [vary]
+    if seeds is None:
+        seeds_l: list[int] = []
+    elif isinstance(seeds, int):
+        seeds_l = [seeds]
+    else:
+        seeds_l = [int(s) for s in seeds]
+    if any(s < 0 for s in seeds_l):
+        raise input_error("arguments", 0, "seeds", "must be non-negative integers")
+    out = _gpuslice.plan_capacity(
+        dumps(cfg),
+        _targets(targets),
+        list(vary or []),
+        int(min_count),
+        int(max_count or 0),
+        seeds_l,
+        search,
+        int(curve_points),
+        progress,
+    )
+    return PlanResult(json.loads(out))

@@ -1,0 +1,108 @@
+"""gpuslice.sweep in local processes and on a Dask LocalCluster: one row per run."""
+
+from __future__ import annotations
+
+import pytest
+
+import gpuslice
+
+POLICIES = ["hami-binpack", "hami-spread"]
+SEEDS = [1, 2]
+
+
+@pytest.fixture(scope="module")
+def reference(root):
+    # The same runs one by one, in this process.
+    return {
+        (p, s): gpuslice.simulate(root / "scenarios/inference-fleet.yaml", policy=p, seed=s).summary
+        for p in POLICIES
+        for s in SEEDS
+    }
+
+
+def check(df, reference):
+    assert len(df) == len(POLICIES) * len(SEEDS)
+    assert {"run", "policy", "seed", "placements", "final_alloc_gpu_pct", "pending_seconds.p95",
+            "alloc_ratio_by_arrived_pct", "scenario"} <= set(df.columns)
+    for _, row in df.iterrows():
+        ref = reference[(row["policy"], row["seed"])]
+        assert row["placements"] == ref["placements"]
+        assert row["pending_seconds.p95"] == pytest.approx(ref["pending_seconds"]["p95"])
+        assert row["final_alloc_gpu_pct"] == pytest.approx(ref["final_alloc_gpu_pct"])
+
+
+def test_sweep_local_processes(root, reference):
+    df = gpuslice.sweep(policies=POLICIES, seeds=SEEDS, scenario=root / "scenarios/inference-fleet.yaml",
+                        processes=2)
+    check(df, reference)
+
+
+def test_sweep_in_process(root, reference):
+    df = gpuslice.sweep(policies=POLICIES, seeds=SEEDS, scenario=root / "scenarios/inference-fleet.yaml",
+                        processes=1)
+    check(df, reference)
+
+
+def test_sweep_dask_local_cluster(root, reference):
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
+        with distributed.Client(lc) as client:
+            df = gpuslice.sweep(policies=POLICIES, seeds=SEEDS, scenario=root / "scenarios/inference-fleet.yaml",
+                                client=client)
+            # pure=False: the same configuration twice is two runs, not one cached result.
+            twice = gpuslice.sweep(policies=["hami-binpack"], seeds=[1, 1],
+                                   scenario=root / "scenarios/lab-t4-slices.yaml", client=client)
+    check(df, reference)
+    assert len(twice) == 2
+
+
+def test_sweep_openb_tunes_and_params(openb, root):
+    df = gpuslice.sweep(policies=["hami-binpack"], seeds=[5], tune=[0.3, 0.5], openb_nodes=openb[0],
+                        openb_pods=openb[1], processes=1)
+    assert list(df["tune"]) == [0.3, 0.5]
+    assert df["arrived_gpu_pct"].iloc[0] < df["arrived_gpu_pct"].iloc[1]
+    grid = gpuslice.sweep(
+        seeds=[1], scenario=root / "scenarios/inference-fleet.yaml", processes=2,
+        params={"generator.rate_per_s": [0.01, 0.04], "queue": ["fifo", "skip-ahead"]},
+    )
+    assert len(grid) == 4
+    assert set(grid["generator.rate_per_s"]) == {0.01, 0.04}
+    assert set(grid["queue"]) == {"fifo", "skip-ahead"}
+    assert (grid["policy"] == "hami-binpack").all()
+
+
+def test_sweep_dict_scenarios(root):
+    tiny = {
+        "name": "tiny",
+        "fleet": [{"template": {"name": "t4", "model": "Tesla T4", "cards": 1, "card_memory_mib": 15360}, "count": 1}],
+        "templates": {"s": {"gpu": 1, "gpumem": 2000}},
+        "pods": [{"at": 0, "template": "s", "repeat": 12}],
+    }
+    df = gpuslice.sweep(scenarios=[tiny, root / "scenarios/lab-t4-slices.yaml"], seeds=[1], processes=1)
+    assert list(df["scenario"]) == ["tiny", "lab-t4-slices"]
+    assert list(df["refused"]) == [5, 1]
+    assert "refusals_by_reason.CardTimeSlicingExhausted" in df.columns
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(policies=["no-such-policy"], scenario="scenarios/lab-t4-slices.yaml"),
+        dict(policies=["hami-binpack"]),
+        dict(policies=["hami-binpack"], scenario="scenarios/lab-t4-slices.yaml", openb_nodes="x", openb_pods="y"),
+        dict(scenario="scenarios/lab-t4-slices.yaml", seeds=[]),
+        dict(scenario="scenarios/missing.yaml"),
+    ],
+    ids=["policy", "no-scenario", "both", "no-seeds", "missing-file"],
+)
+def test_sweep_bad_input(kwargs, root, monkeypatch):
+    monkeypatch.chdir(root)
+    with pytest.raises(gpuslice.InputError):
+        gpuslice.sweep(processes=1, **kwargs)
+
+
+def test_sweep_error_in_worker_is_raised(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\nfleet: {openb: nowhere.csv}\nopenb_pods: {file: nowhere.csv}\n")
+    with pytest.raises(ValueError):
+        gpuslice.sweep(scenario=bad, seeds=[1, 2], processes=2)
