@@ -380,33 +380,51 @@ plt.show()"""
             """## Labs 5 and 6: enforcement, on the fake GPU driver
 The out-of-memory error at the slice and the compute cap happen *inside* the container: HAMi-core (here the
 `gpuslice` shim, `build/lib/libgpuslice_shim.so`) is preloaded into the program and wraps the CUDA driver.
-`gpuslice realgpu check --json` runs the probes against a fake CUDA driver (`build/lib/fakecuda/libcuda.so.1`),
-so the lab runs without a GPU: allocate past the slice and get `CUDA_ERROR_OUT_OF_MEMORY`; run a busy kernel
-with a 30% core cap and see about 30% utilisation. If this build has no real-GPU runner, the cell says so."""
+`gpuslice realgpu run` treats this machine as one node: it lists its GPUs, places the scenario's pods with
+the same core as above, and starts each pod's program with the shim and the environment HAMi's device
+plugin injects (`CUDA_DEVICE_MEMORY_LIMIT_0=4000m`, `CUDA_DEVICE_SM_LIMIT_0=30`, ...). Without a GPU it uses
+the fake CUDA driver (`build/lib/fakecuda/libcuda.so.1`), here a Tesla T4 of 15360 MiB. The programs are
+gpuslice's probe: one allocates 512 MiB chunks until refused, one runs 2 ms kernels for 3 s under a 30%
+cap (`force`), one prints what its slice looks like; a 45000 MiB pod never starts."""
         ),
         new_code_cell(
-            """import json, shutil, subprocess
+            """import json, subprocess
 
 cli = ROOT / "build" / "bin" / "gpuslice"
-if not cli.exists() and shutil.which("gpuslice"):
-    cli = Path(shutil.which("gpuslice"))
-check = None
+lab = None
 if cli.exists():
-    help_text = subprocess.run([str(cli), "--help"], capture_output=True, text=True).stdout
-    if "realgpu" in help_text:
-        proc = subprocess.run([str(cli), "realgpu", "check", "--json"], capture_output=True, text=True,
-                              cwd=ROOT, timeout=120)
-        try:
-            check = json.loads(proc.stdout)
-        except ValueError:
-            print("realgpu check exited", proc.returncode, proc.stderr[-2000:])
-if check is None:
-    print("The real-GPU runner (gpuslice realgpu) is not built here: enforcement is shown on a real or fake GPU by\\n"
-          "  build/bin/gpuslice realgpu check --json\\n"
-          "Expected: an allocation past the slice fails with CUDA_ERROR_OUT_OF_MEMORY; a kernel under a 30% cap\\n"
-          "gets about 30% of the card.")
+    proc = subprocess.run([str(cli), "realgpu", "run", "examples/realgpu/teaching-lab.yaml", "--driver", "fake", "--json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    try:
+        lab = json.loads(proc.stdout)
+    except ValueError:
+        print("realgpu run exited", proc.returncode, proc.stderr[-2000:])
+if lab is None:
+    print("build/bin/gpuslice with realgpu is not built here (cmake --build build); expected: an allocation past\\n"
+          "the slice fails with CUDA_ERROR_OUT_OF_MEMORY; a kernel under a 30% cap gets about 30% of the card.")
 else:
-    print(json.dumps(check, indent=1)[:4000])"""
+    rows = []
+    for pod in lab["pods"]:
+        out = json.loads(pod["output_tail"].splitlines()[-1]) if pod["output_tail"] else {}
+        view = out.get("view", {})
+        rows.append({
+            "pod": pod["name"],
+            "decision": pod["allocation"] if pod["placed"] else "refused: " + pod["reason"],
+            "allocated_MiB": out.get("allocated_bytes", 0) // 2**20 if "allocated_bytes" in out else None,
+            "stopped_by": out.get("stopped_by"),
+            "card_seen_MiB": view.get("cuda_total_bytes", 0) // 2**20 if view else None,
+            "compute_share_pct": round(out["share"] * 100, 1) if "share" in out else None,
+            "shim_says": pod["shim"].strip(),
+        })
+    display(pd.DataFrame(rows))"""
+        ),
+        new_markdown_cell(
+            """Read the table: `tenant-a-oom` got 3584 MiB (7 chunks) and the 8th chunk was refused with
+`CUDA_ERROR_OUT_OF_MEMORY`; the shim logged `Device 0 OOM 4294967296 / 4194304000` (needed / limit, bytes)
+while the card still had room. `tenant-c-view` sees a 4000 MiB card, not the T4's 15360 MiB.
+`tenant-b-compute` got about 30% of the card's time. `too-big` was refused by the scheduler
+(`CardInsufficientMemory`) and never ran. The full checklist (co-residency, view, cap, neighbour, compute
+caps at 30% and 60%, the default policy) is `build/bin/gpuslice realgpu check`."""
         ),
         new_markdown_cell(
             """## Where the line runs

@@ -78,7 +78,7 @@ class Run {
       else
         depart(e.pod);
       if (++handled % sample_every_ == 0) sample();
-      if (options_.progress && handled % 4096 == 0 &&
+      if (options_.progress && handled % 64 == 0 && progress_due() &&
           !options_.progress(static_cast<double>(handled) / static_cast<double>(2 * workload_.size()))) {
         result_.interrupted = true;
         break;
@@ -95,6 +95,16 @@ class Run {
   }
 
  private:
+  // Progress is reported by time, not by event count: one event can cost a
+  // microsecond (binpack) or a millisecond (random with a long pending
+  // queue), and Ctrl-C must answer within a fraction of a second either way.
+  bool progress_due() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_progress_ < std::chrono::milliseconds(20)) return false;
+    last_progress_ = now;
+    return true;
+  }
+
   // The first attempt of a small fleet's pod keeps HAMi's full report (its
   // events); retries of waiting pods only need the choice.
   bool try_place(uint32_t id, bool first_attempt = false) {
@@ -327,6 +337,7 @@ class Run {
   std::unordered_map<uint32_t, Placement> running_;
   RunResult result_;
   size_t placed_ = 0, failed_ = 0, explained_ = 0, sample_every_ = 1;
+  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   bool departures_ = false, full_events_ = false;
 };
 

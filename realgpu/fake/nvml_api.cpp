@@ -1,0 +1,295 @@
+// The NVML entry points. Memory figures are card-wide and include context
+// footprints; utilisation is computed from the shared kernel timeline.
+//
+// Clock: every time stamp (nvmlProcessUtilizationSample_t::timeStamp,
+// lastSeenTimeStamp) is CLOCK_MONOTONIC in microseconds, not wall-clock
+// time as on the real NVML; callers should only feed back values the fake
+// gave them, or 0.
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "clock.hpp"
+#include "ledger.hpp"
+#include "nvml_library.hpp"
+#include "timeline.hpp"
+
+using gpuslice::fake::Nvml;
+using gpuslice::fake::nvml;
+
+namespace {
+
+constexpr const char* kDriverVersion = "580.00 (gpuslice fake)";
+// What the real NVML reports for the instance ids of a non-MIG GPU.
+constexpr unsigned int kNoInstance = 0xFFFFFFFFu;
+
+unsigned int percent(std::int64_t part, std::int64_t whole) {
+  if (whole <= 0) return 0;
+  const std::int64_t rounded = (part * 100 + whole / 2) / whole;
+  return static_cast<unsigned int>(std::clamp<std::int64_t>(rounded, 0, 100));
+}
+
+// Case-insensitive: "GPU-" and the hex digits may come in either case.
+bool same_uuid(const char* given, const std::string& ours) {
+  if (std::strlen(given) != ours.size()) return false;
+  for (std::size_t i = 0; i < ours.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(given[i])) !=
+        std::tolower(static_cast<unsigned char>(ours[i])))
+      return false;
+  return true;
+}
+
+nvmlReturn_t memory(nvmlDevice_t device, unsigned long long& total, unsigned long long& used) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  std::size_t index = 0;
+  if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
+  gpuslice::fake::SharedState::Guard guard = n.state->lock();
+  if (!guard) return NVML_ERROR_UNKNOWN;
+  gpuslice::fake::ledger::reap_dead(*guard);
+  total = guard->devices[index].total_bytes;
+  used = std::min<unsigned long long>(total, gpuslice::fake::ledger::used_bytes(*guard, index));
+  return NVML_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" nvmlReturn_t nvmlInit_v2(void) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  return n.initialise();
+}
+
+extern "C" nvmlReturn_t nvmlInit(void) { return nvmlInit_v2(); }
+
+extern "C" nvmlReturn_t nvmlShutdown(void) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  return n.shutdown();
+}
+
+extern "C" const char* nvmlErrorString(nvmlReturn_t result) {
+  switch (result) {
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_NO_PERMISSION:
+      return "Insufficient Permissions";
+    case NVML_ERROR_NOT_FOUND:
+      return "Not Found";
+    case NVML_ERROR_INSUFFICIENT_SIZE:
+      return "Insufficient Size";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+      return "Function Not Found";
+    case NVML_ERROR_ARGUMENT_VERSION_MISMATCH:
+      return "Argument Version Mismatch";
+    default:
+      return "Unknown Error";
+  }
+}
+
+extern "C" nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  if (const nvmlReturn_t rc = n.require_initialised(); rc != NVML_SUCCESS) return rc;
+  return gpuslice::fake::copy_out(kDriverVersion, version, length);
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int* count) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  if (const nvmlReturn_t rc = n.require_initialised(); rc != NVML_SUCCESS) return rc;
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *count = static_cast<unsigned int>(n.fleet.size());
+  return NVML_SUCCESS;
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) { return nvmlDeviceGetCount_v2(count); }
+
+extern "C" nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  if (const nvmlReturn_t rc = n.require_initialised(); rc != NVML_SUCCESS) return rc;
+  if (device == nullptr || index >= n.fleet.size()) return NVML_ERROR_INVALID_ARGUMENT;
+  *device = n.handle(index);
+  return NVML_SUCCESS;
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t* device) {
+  return nvmlDeviceGetHandleByIndex_v2(index, device);
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t* device) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  if (const nvmlReturn_t rc = n.require_initialised(); rc != NVML_SUCCESS) return rc;
+  if (uuid == nullptr || device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  for (std::size_t i = 0; i < n.fleet.size(); ++i) {
+    if (same_uuid(uuid, gpuslice::fake::nvml_uuid_string(gpuslice::fake::device_uuid(i, n.fleet[i].name)))) {
+      *device = n.handle(i);
+      return NVML_SUCCESS;
+    }
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int* index) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  std::size_t physical = 0;
+  if (const nvmlReturn_t rc = n.device(device, physical); rc != NVML_SUCCESS) return rc;
+  if (index == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *index = static_cast<unsigned int>(physical);
+  return NVML_SUCCESS;
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  std::size_t index = 0;
+  if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
+  return gpuslice::fake::copy_out(n.fleet[index].name, name, length);
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  std::size_t index = 0;
+  if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
+  return gpuslice::fake::copy_out(
+      gpuslice::fake::nvml_uuid_string(gpuslice::fake::device_uuid(index, n.fleet[index].name)), uuid,
+      length);
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory_out) {
+  if (memory_out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  unsigned long long total = 0;
+  unsigned long long used = 0;
+  if (const nvmlReturn_t rc = memory(device, total, used); rc != NVML_SUCCESS) return rc;
+  memory_out->total = total;
+  memory_out->used = used;
+  memory_out->free = total - used;
+  return NVML_SUCCESS;
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t* memory_out) {
+  if (memory_out == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (memory_out->version != nvmlMemory_v2) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+  unsigned long long total = 0;
+  unsigned long long used = 0;
+  if (const nvmlReturn_t rc = memory(device, total, used); rc != NVML_SUCCESS) return rc;
+  memory_out->total = total;
+  memory_out->reserved = 0;  // the fake keeps nothing back for the driver
+  memory_out->used = used;
+  memory_out->free = total - used;
+  return NVML_SUCCESS;
+}
+
+// gpu: share of the last GPUSLICE_FAKE_UTIL_WINDOW_MS (default 200 ms)
+// during which a kernel ran, rounded; memory: always 0 (nothing is copied).
+extern "C" nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t* utilization) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  std::size_t index = 0;
+  if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
+  if (utilization == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  gpuslice::fake::SharedState::Guard guard = n.state->lock();
+  if (!guard) return NVML_ERROR_UNKNOWN;
+  const std::int64_t now = gpuslice::fake::monotonic_ns();
+  const std::int64_t busy = gpuslice::fake::timeline::busy_ns(*guard, index, now - n.window_ns, now);
+  utilization->gpu = percent(busy, n.window_ns);
+  utilization->memory = 0;
+  return NVML_SUCCESS;
+}
+
+// One sample per process that ran kernels in (lastSeenTimeStamp, now]
+// (the last utilisation window when lastSeenTimeStamp is 0): smUtil is its
+// busy time over that span, rounded; timeStamp is now. Size protocol as
+// NVML: no buffer or too small -> INSUFFICIENT_SIZE with the count needed;
+// no process ran -> NOT_FOUND.
+extern "C" nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                                        nvmlProcessUtilizationSample_t* utilization,
+                                                        unsigned int* processSamplesCount,
+                                                        unsigned long long lastSeenTimeStamp) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  std::size_t index = 0;
+  if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
+  if (processSamplesCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  std::vector<gpuslice::fake::timeline::ProcessBusy> busy;
+  const std::int64_t now = gpuslice::fake::monotonic_ns();
+  std::int64_t from = now - n.window_ns;
+  if (lastSeenTimeStamp != 0) {
+    const auto now_us = static_cast<unsigned long long>(now / 1000);
+    from = static_cast<std::int64_t>(std::min(lastSeenTimeStamp, now_us)) * 1000;
+  }
+  if (from < now) {
+    gpuslice::fake::SharedState::Guard guard = n.state->lock();
+    if (!guard) return NVML_ERROR_UNKNOWN;
+    busy = gpuslice::fake::timeline::busy_by_process(*guard, index, from, now);
+  }
+  if (busy.empty()) {
+    *processSamplesCount = 0;
+    return NVML_ERROR_NOT_FOUND;
+  }
+  const auto needed = static_cast<unsigned int>(busy.size());
+  if (utilization == nullptr || *processSamplesCount < needed) {
+    *processSamplesCount = needed;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  std::sort(busy.begin(), busy.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
+  for (unsigned int i = 0; i < needed; ++i) {
+    utilization[i] = nvmlProcessUtilizationSample_t{static_cast<unsigned int>(busy[i].pid),
+                                                    static_cast<unsigned long long>(now / 1000),
+                                                    percent(busy[i].busy_ns, now - from),
+                                                    0,
+                                                    0,
+                                                    0};
+  }
+  *processSamplesCount = needed;
+  return NVML_SUCCESS;
+}
+
+// Live processes holding memory or a context on the device; usedGpuMemory
+// is their allocations plus context footprint.
+extern "C" nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
+                                                                nvmlProcessInfo_t* infos) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  std::size_t index = 0;
+  if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
+  if (infoCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  std::vector<gpuslice::fake::ledger::ProcessUse> processes;
+  {
+    gpuslice::fake::SharedState::Guard guard = n.state->lock();
+    if (!guard) return NVML_ERROR_UNKNOWN;
+    processes = gpuslice::fake::ledger::running_processes(*guard, index);
+  }
+  const auto needed = static_cast<unsigned int>(processes.size());
+  if (*infoCount < needed || (needed > 0 && infos == nullptr)) {
+    *infoCount = needed;
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  for (unsigned int i = 0; i < needed; ++i)
+    infos[i] = nvmlProcessInfo_t{static_cast<unsigned int>(processes[i].pid), processes[i].bytes, kNoInstance,
+                                 kNoInstance};
+  *infoCount = needed;
+  return NVML_SUCCESS;
+}
+
+extern "C" nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t device, unsigned int* node) {
+  Nvml& n = nvml();
+  std::lock_guard lock(n.mutex);
+  std::size_t index = 0;
+  if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
+  if (node == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *node = 0;
+  return NVML_SUCCESS;
+}

@@ -1,0 +1,46 @@
+// Runs helper processes (the probe, a pod's command) with an environment of
+// our choosing, capturing what they print into files so nothing blocks.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuslice::realgpu {
+
+struct ChildResult {
+  int exit_code = -1;  // -signal when killed
+  std::string out, err;
+  double seconds = 0;
+};
+
+class Child {
+ public:
+  // Starts argv[0] (a path) with the current environment plus `env`
+  // (a value of "" removes the variable). Throws std::runtime_error.
+  Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  // The first line the child printed, once it has (nullopt on timeout or exit).
+  std::optional<std::string> first_line(double timeout_seconds);
+  ChildResult wait();
+  void kill_hard();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_path_, err_path_;
+  double started_ = 0;
+  bool waited_ = false;
+  int status_ = 0;
+};
+
+// Runs to completion.
+ChildResult run_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+
+}  // namespace gpuslice::realgpu

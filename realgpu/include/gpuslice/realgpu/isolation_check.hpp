@@ -1,0 +1,44 @@
+// `gpuslice realgpu check`: the seed lab's isolation exercises, run with
+// the probe under the shim on whatever driver is here (real or fake).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gpuslice/realgpu/toolkit.hpp"
+
+namespace gpuslice::realgpu {
+
+struct CheckOptions {
+  DriverChoice driver = DriverChoice::Auto;
+  double compute_seconds = 10;  // each compute exercise's window
+  uint64_t slice_mib = 8000;    // the seed lab's slices: 8000 MiB
+  uint64_t chunk_mib = 512;
+};
+
+struct Exercise {
+  Exercise(int n, std::string title, std::string pass_criteria)
+      : number(n), name(std::move(title)), criteria(std::move(pass_criteria)) {}
+  int number = 0;
+  std::string name, criteria;
+  bool passed = false;
+  std::string result;
+  nlohmann::json evidence;
+};
+
+struct CheckReport {
+  std::string driver;
+  nlohmann::json device;
+  std::vector<Exercise> exercises;
+  bool passed() const;
+  nlohmann::json to_json() const;
+  void print(std::ostream& out) const;
+};
+
+// Throws std::runtime_error when the exercises cannot run at all (no
+// probe, no driver).
+CheckReport run_isolation_check(const CheckOptions& options);
+
+}  // namespace gpuslice::realgpu

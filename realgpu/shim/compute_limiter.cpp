@@ -1,0 +1,186 @@
+#include "compute_limiter.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "gpuslice/realgpu/clock.hpp"
+#include "gpuslice/realgpu/share_controller.hpp"
+#include "runtime.hpp"
+
+namespace gpuslice::shim {
+
+namespace {
+
+int period_ms() {
+  const char* v = std::getenv("GPUSLICE_LIMITER_PERIOD_MS");
+  const int p = v ? std::atoi(v) : 0;
+  return p >= 10 && p <= 5000 ? p : 100;
+}
+
+// One device's loop state.
+struct DeviceLimiter {
+  DeviceLimiter(int o, nvmlDevice_t n, double target) : ordinal(o), nvml(n), controller(target) {}
+  int ordinal;
+  nvmlDevice_t nvml;
+  realgpu::ShareController controller;
+  realgpu::LaunchGate gate;
+  unsigned long long last_sample_us = 0;
+  bool throttling = false;
+};
+
+// What NVML says about the device since the last look.
+struct Usage {
+  bool measured = false;
+  double seconds = 0, own = 0, slice = 0, others = 0;
+  bool foreign_process = false;
+};
+
+}  // namespace
+
+struct ComputeLimiter::Impl {
+  enum State : int { Unknown = 0, Off = 1, On = 2 };
+  std::atomic<int> state[realgpu::kMaxDevices] = {};
+  std::unique_ptr<DeviceLimiter> devices[realgpu::kMaxDevices];
+  std::mutex mutex;
+  std::once_flag thread_once;
+  bool any_limit = false;
+
+  Impl() {
+    const auto& env = Runtime::get().env();
+    for (int i = 0; i < realgpu::kMaxDevices; ++i)
+      any_limit = any_limit || (env.throttles(i) && env.core_policy != realgpu::CorePolicy::Disable);
+  }
+
+  DeviceLimiter* device(int ordinal) {
+    if (ordinal < 0 || ordinal >= realgpu::kMaxDevices) return nullptr;
+    const int s = state[ordinal].load(std::memory_order_acquire);
+    if (s == On) return devices[ordinal].get();
+    if (s == Off) return nullptr;
+    std::lock_guard lock(mutex);
+    if (state[ordinal].load() == Unknown) setup(ordinal);
+    return state[ordinal].load() == On ? devices[ordinal].get() : nullptr;
+  }
+
+  void setup(int ordinal) {
+    auto& rt = Runtime::get();
+    const int limit = rt.sm_limit(ordinal);
+    if (limit == 0 || rt.env().core_policy == realgpu::CorePolicy::Disable) {
+      state[ordinal] = Off;
+      return;
+    }
+    nvmlDevice_t nvml = rt.nvml_device(ordinal);
+    if (!nvml) {
+      rt.log(Level::Error, "Device %d: NVML unavailable, CUDA_DEVICE_SM_LIMIT=%d cannot be enforced", ordinal,
+             limit);
+      state[ordinal] = Off;
+      return;
+    }
+    devices[ordinal] = std::make_unique<DeviceLimiter>(ordinal, nvml, limit / 100.0);
+    state[ordinal].store(On, std::memory_order_release);
+    std::call_once(thread_once, [this] { std::thread([this] { loop(); }).detach(); });
+  }
+
+  Usage sample(DeviceLimiter& d) {
+    auto& rt = Runtime::get();
+    const auto& real = rt.real();
+    Usage u;
+    std::unordered_set<unsigned> slice_pids{static_cast<unsigned>(getpid())};
+    if (auto* region = rt.region()) {
+      const int rdev = rt.region_device(d.ordinal);
+      if (rdev >= 0)
+        for (const auto& s : region->live_slots(rdev)) slice_pids.insert(static_cast<unsigned>(s.pid));
+    }
+    std::vector<nvmlProcessUtilizationSample_t> samples(64);
+    unsigned count = static_cast<unsigned>(samples.size());
+    nvmlReturn_t rc = real.nvmlDeviceGetProcessUtilization(d.nvml, samples.data(), &count, d.last_sample_us);
+    if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+      samples.resize(count + 16);
+      count = static_cast<unsigned>(samples.size());
+      rc = real.nvmlDeviceGetProcessUtilization(d.nvml, samples.data(), &count, d.last_sample_us);
+    }
+    if (rc == NVML_SUCCESS && count > 0) {
+      // Average each process's samples; the window is measured on NVML's
+      // own clock (its time stamps), whatever clock that is.
+      unsigned long long newest = d.last_sample_us;
+      std::unordered_map<unsigned, std::pair<double, int>> per_pid;
+      for (unsigned i = 0; i < count; ++i) {
+        if (samples[i].timeStamp <= d.last_sample_us) continue;
+        newest = std::max(newest, samples[i].timeStamp);
+        auto& [sum, n] = per_pid[samples[i].pid];
+        sum += samples[i].smUtil;
+        ++n;
+      }
+      for (const auto& [pid, acc] : per_pid) {
+        const double util = acc.first / acc.second / 100.0;
+        if (slice_pids.count(pid)) {
+          u.slice += util;
+          if (pid == static_cast<unsigned>(getpid())) u.own += util;
+        } else {
+          u.others += util;
+        }
+      }
+      u.measured = d.last_sample_us != 0 && newest > d.last_sample_us;
+      u.seconds = static_cast<double>(newest - d.last_sample_us) * 1e-6;
+      d.last_sample_us = newest;
+    }
+    if (rt.env().core_policy == realgpu::CorePolicy::Default) {
+      nvmlProcessInfo_t infos[128];
+      unsigned n = 128;
+      if (real.nvmlDeviceGetComputeRunningProcesses_v3(d.nvml, &n, infos) == NVML_SUCCESS)
+        for (unsigned i = 0; i < n; ++i)
+          u.foreign_process = u.foreign_process || !slice_pids.count(infos[i].pid);
+    }
+    return u;
+  }
+
+  void steer(DeviceLimiter& d) {
+    const uint64_t launches = d.gate.take_launch_count();
+    const Usage u = sample(d);
+    const bool shared = u.foreign_process || u.others > 0;
+    if (Runtime::get().env().core_policy == realgpu::CorePolicy::Default && !shared) {
+      if (d.throttling) {
+        d.controller.restart();
+        d.gate.set_rate(std::numeric_limits<double>::infinity());
+        d.throttling = false;
+      }
+      return;
+    }
+    d.throttling = true;
+    d.controller.observe({u.seconds, u.slice, u.own, launches, u.measured});
+    d.gate.set_rate(d.controller.launch_rate());
+  }
+
+  void loop() {
+    const int period = period_ms();
+    for (;;) {
+      const double next = realgpu::monotonic_seconds() + period * 1e-3;
+      for (int i = 0; i < realgpu::kMaxDevices; ++i)
+        if (state[i].load(std::memory_order_acquire) == On) steer(*devices[i]);
+      const double wait = next - realgpu::monotonic_seconds();
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    }
+  }
+};
+
+ComputeLimiter::ComputeLimiter() : impl_(new Impl()) {}
+
+ComputeLimiter& ComputeLimiter::get() {
+  static auto* limiter = new ComputeLimiter();  // never destroyed: its thread runs to exit
+  return *limiter;
+}
+
+void ComputeLimiter::admit() {
+  if (!impl_->any_limit) return;
+  const auto ordinal = Runtime::get().current_ordinal();
+  if (!ordinal) return;
+  if (auto* d = impl_->device(*ordinal)) d->gate.admit();
+}
+
+}  // namespace gpuslice::shim

@@ -1,0 +1,275 @@
+#include "runtime.hpp"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
+
+namespace gpuslice::shim {
+
+void* real_dlsym(void* handle, const char* name) {
+  using Dlsym = void* (*)(void*, const char*);
+  static Dlsym dlsym_fn = [] {
+    // dlvsym is not hooked, so this finds glibc's dlsym (2.34 moved it
+    // into libc; older glibcs only have the 2.2.5 version).
+    void* f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!f) f = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    return reinterpret_cast<Dlsym>(f);
+  }();
+  return dlsym_fn ? dlsym_fn(handle, name) : nullptr;
+}
+
+namespace {
+
+HookEntry g_hooks[] = {
+#define CUDA_HOOK(name) {#name, reinterpret_cast<void*>(&::name), nullptr},
+#define NVML_HOOK(name) {#name, reinterpret_cast<void*>(&::name), nullptr},
+#define CUDA_REAL(name)
+#define NVML_REAL(name)
+#include "hook_table.def"
+#undef CUDA_HOOK
+#undef CUDA_REAL
+#undef NVML_HOOK
+#undef NVML_REAL
+};
+
+// Stands in for a driver function that is missing (no driver, or an older
+// one without that entry point): the caller gets an error, never a crash.
+template <class Fn>
+struct Missing;
+template <class R, class... Args>
+struct Missing<R (*)(Args...)> {
+  static R call(Args...) {
+    if constexpr (std::is_same_v<R, CUresult>)
+      return CUDA_ERROR_NOT_SUPPORTED;
+    else
+      return static_cast<R>(NVML_ERROR_FUNCTION_NOT_FOUND);
+  }
+};
+
+template <class Fn>
+void bind(void* library, const char* name, Fn& slot) {
+  void* f = library ? real_dlsym(library, name) : nullptr;
+  slot = f ? reinterpret_cast<Fn>(f) : &Missing<Fn>::call;
+  for (auto& h : g_hooks)
+    if (std::strcmp(h.name, name) == 0) h.real = f;
+}
+
+const char* env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+void uuid_text(const realgpu::DeviceUuid& u, char* out) {
+  std::snprintf(out, 48, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+                u[15]);
+}
+
+bool parse_uuid(const char* text, realgpu::DeviceUuid& out) {
+  if (std::strncmp(text, "GPU-", 4) == 0) text += 4;
+  size_t n = 0;
+  for (const char* p = text; *p && n < 32; ++p) {
+    if (*p == '-') continue;
+    int v;
+    if (*p >= '0' && *p <= '9')
+      v = *p - '0';
+    else if (*p >= 'a' && *p <= 'f')
+      v = *p - 'a' + 10;
+    else if (*p >= 'A' && *p <= 'F')
+      v = *p - 'A' + 10;
+    else
+      return false;
+    if (n % 2 == 0)
+      out[n / 2] = static_cast<unsigned char>(v << 4);
+    else
+      out[n / 2] = static_cast<unsigned char>(out[n / 2] | v);
+    ++n;
+  }
+  return n == 32;
+}
+
+}  // namespace
+
+std::span<HookEntry> hook_entries() { return g_hooks; }
+
+const HookEntry* find_hook(const char* name) {
+  for (const auto& h : g_hooks)
+    if (std::strcmp(h.name, name) == 0) return &h;
+  return nullptr;
+}
+
+Runtime& Runtime::get() {
+  static Runtime* runtime = new Runtime();  // never destroyed: hooks may run during exit
+  return *runtime;
+}
+
+Runtime::Runtime() {
+  try {
+    env_ = realgpu::read_slice_env();
+  } catch (const realgpu::EnvError& e) {
+    env_error_ = e.what();
+    env_.log_level = 1;
+    log(Level::Error, "refusing the slice environment: %s", e.what());
+  }
+}
+
+const RealDriver& Runtime::real() {
+  std::call_once(driver_once_, [this] {
+    void* cuda = dlopen(env_or("GPUSLICE_REAL_LIBCUDA", "libcuda.so.1"), RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) log(Level::Error, "cannot open the CUDA driver: %s", dlerror());
+    void* nvml = dlopen(env_or("GPUSLICE_REAL_LIBNVML", "libnvidia-ml.so.1"), RTLD_NOW | RTLD_LOCAL);
+    if (!nvml)
+      log(Level::Warn, "cannot open NVML (no virtualised NVML view, no compute limit): %s", dlerror());
+#define CUDA_HOOK(name) bind(cuda, #name, real_.name);
+#define CUDA_REAL(name) bind(cuda, #name, real_.name);
+#define NVML_HOOK(name) bind(nvml, #name, real_.name);
+#define NVML_REAL(name) bind(nvml, #name, real_.name);
+#include "hook_table.def"
+#undef CUDA_HOOK
+#undef CUDA_REAL
+#undef NVML_HOOK
+#undef NVML_REAL
+  });
+  return real_;
+}
+
+bool Runtime::nvml_ready() {
+  std::call_once(nvml_once_, [this] {
+    const auto& r = real();
+    const nvmlReturn_t rc = r.nvmlInit_v2();
+    nvml_ok_ = rc == NVML_SUCCESS;
+    if (!nvml_ok_ && rc != NVML_ERROR_FUNCTION_NOT_FOUND) log(Level::Warn, "nvmlInit_v2 failed (%d)", rc);
+  });
+  return nvml_ok_;
+}
+
+uint64_t Runtime::memory_limit(int ordinal) const {
+  return ordinal >= 0 && ordinal < realgpu::kMaxDevices ? env_.memory_limit[ordinal] : 0;
+}
+
+int Runtime::sm_limit(int ordinal) const {
+  return ordinal >= 0 && ordinal < realgpu::kMaxDevices && env_.throttles(ordinal) ? env_.sm_limit[ordinal]
+                                                                                   : 0;
+}
+
+realgpu::SliceRegion* Runtime::region() {
+  std::call_once(region_once_, [this] {
+    if (!env_error_.empty()) return;
+    try {
+      region_ = new realgpu::SliceRegion(env_.shared_cache);
+    } catch (const realgpu::RegionError& e) {
+      log(Level::Error, "%s", e.what());
+      return;
+    }
+    // A forked child is a new process: it claims its own slot when it
+    // first allocates; the parent's slot stays the parent's.
+    pthread_atfork(nullptr, nullptr, [] { Runtime::get().region_->forget_slot_after_fork(); });
+    std::atexit([] { Runtime::get().region_->leave(); });
+  });
+  return region_;
+}
+
+bool Runtime::describe(int ordinal, Device& out) {
+  const auto& r = real();
+  CUdevice dev = 0;
+  CUresult rc = r.cuDeviceGet(&dev, ordinal);
+  if (rc == CUDA_ERROR_NOT_INITIALIZED) {
+    // An NVML-only process (nvidia-smi in the container): the map from
+    // NVML devices to CUDA ordinals still comes from the driver.
+    if (r.cuInit(0) != CUDA_SUCCESS) return false;
+    rc = r.cuDeviceGet(&dev, ordinal);
+  }
+  if (rc != CUDA_SUCCESS) return false;
+  CUuuid uuid{};
+  if (r.cuDeviceGetUuid_v2(&uuid, dev) != CUDA_SUCCESS) return false;
+  std::memcpy(out.uuid.data(), uuid.bytes, 16);
+  if (auto* reg = region()) out.region_device = reg->device(out.uuid);
+  if (nvml_ready()) {
+    char text[48];
+    uuid_text(out.uuid, text);
+    if (r.nvmlDeviceGetHandleByUUID(text, &out.nvml) != NVML_SUCCESS) out.nvml = nullptr;
+  }
+  out.known = true;
+  return true;
+}
+
+int Runtime::region_device(int ordinal) {
+  if (ordinal < 0 || ordinal >= realgpu::kMaxDevices) return -1;
+  std::lock_guard lock(mutex_);
+  auto& d = devices_[ordinal];
+  if (!d.known && !describe(ordinal, d)) return -1;
+  return d.region_device;
+}
+
+nvmlDevice_t Runtime::nvml_device(int ordinal) {
+  if (ordinal < 0 || ordinal >= realgpu::kMaxDevices) return nullptr;
+  std::lock_guard lock(mutex_);
+  auto& d = devices_[ordinal];
+  if (!d.known && !describe(ordinal, d)) return nullptr;
+  return d.nvml;
+}
+
+std::optional<int> Runtime::current_ordinal() {
+  CUdevice dev = 0;
+  if (real().cuCtxGetDevice(&dev) != CUDA_SUCCESS) return std::nullopt;
+  return static_cast<int>(dev);
+}
+
+std::optional<int> Runtime::ordinal_of(nvmlDevice_t device) {
+  // By UUID, never by index: NVML numbers cards in PCI order, CUDA in its
+  // own order filtered by CUDA_VISIBLE_DEVICES (HAMi-core mixes the two).
+  const auto& r = real();
+  char text[NVML_DEVICE_UUID_BUFFER_SIZE] = {};
+  realgpu::DeviceUuid uuid{};
+  if (r.nvmlDeviceGetUUID(device, text, sizeof text) != NVML_SUCCESS || !parse_uuid(text, uuid))
+    return std::nullopt;
+  int count = 0;
+  if (r.cuDeviceGetCount(&count) == CUDA_ERROR_NOT_INITIALIZED) {
+    if (r.cuInit(0) != CUDA_SUCCESS) return std::nullopt;
+    r.cuDeviceGetCount(&count);
+  }
+  std::lock_guard lock(mutex_);
+  for (int i = 0; i < count && i < realgpu::kMaxDevices; ++i) {
+    auto& d = devices_[i];
+    if (!d.known && !describe(i, d)) continue;
+    if (d.uuid == uuid) return i;
+  }
+  return std::nullopt;
+}
+
+void Runtime::measure_footprint(int ordinal) {
+  if (memory_limit(ordinal) == 0) return;
+  auto* reg = region();
+  const int rdev = region_device(ordinal);
+  nvmlDevice_t dev = nvml_device(ordinal);
+  if (!reg || rdev < 0 || !dev) return;
+  nvmlProcessInfo_t infos[256];
+  unsigned count = 256;
+  if (real().nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, infos) != NVML_SUCCESS) return;
+  const auto pid = static_cast<unsigned>(getpid());
+  for (unsigned i = 0; i < count; ++i) {
+    if (infos[i].pid != pid) continue;
+    const uint64_t own = reg->own_allocated(rdev);
+    reg->set_footprint(rdev, infos[i].usedGpuMemory > own ? infos[i].usedGpuMemory - own : 0);
+    return;
+  }
+}
+
+void Runtime::log(Level level, const char* format, ...) {
+  if (static_cast<int>(level) > env_.log_level && level != Level::Error) return;
+  static const char* names[] = {"ERROR", "WARN", "INFO", "INFO", "DEBUG"};
+  char message[512];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  std::fprintf(stderr, "[gpuslice %s pid=%d]: %s\n", names[static_cast<int>(level)],
+               static_cast<int>(getpid()), message);
+}
+
+}  // namespace gpuslice::shim

@@ -1,0 +1,282 @@
+#include "gpuslice/realgpu/isolation_check.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+
+#include "gpuslice/realgpu/child_process.hpp"
+
+namespace gpuslice::realgpu {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t MiB = 1ULL << 20;
+
+json parse_line(const std::optional<std::string>& line) {
+  if (!line) return json{{"error", "the probe printed nothing"}};
+  try {
+    return json::parse(*line);
+  } catch (const json::exception&) {
+    return json{{"error", "unreadable probe output: " + *line}};
+  }
+}
+
+json parse_result(const ChildResult& r) {
+  const auto nl = r.out.find('\n');
+  json j =
+      parse_line(nl == std::string::npos ? std::nullopt : std::optional<std::string>(r.out.substr(0, nl)));
+  if (r.exit_code != 0 && !j.contains("error")) j["error"] = fmt::format("probe exited with {}", r.exit_code);
+  return j;
+}
+
+std::string oom_line(const std::string& err) {
+  const auto at = err.find("OOM");
+  if (at == std::string::npos) return "";
+  const auto start = err.rfind('\n', at);
+  const auto end = err.find('\n', at);
+  return err.substr(
+      start == std::string::npos ? 0 : start + 1,
+      end == std::string::npos ? std::string::npos : end - (start == std::string::npos ? 0 : start + 1));
+}
+
+std::string mib(uint64_t bytes) { return fmt::format("{} MiB", bytes / MiB); }
+
+class Checker {
+ public:
+  Checker(const CheckOptions& o) : o_(o), t_(locate_toolkit(o.driver)) {}
+  ~Checker() {
+    std::error_code ec;
+    std::filesystem::remove_all(t_.scratch, ec);
+  }
+
+  CheckReport run() {
+    CheckReport report;
+    report.driver = t_.driver;
+    const json card = parse_result(run_child({t_.probe, "info"}, driver_environment(t_)));
+    if (card.contains("error"))
+      throw std::runtime_error(
+          fmt::format("the {} driver does not work here: {}", t_.driver, card["error"].get<std::string>()));
+    report.device = card["view"];
+    card_total_ = card["view"]["device_total_bytes"].get<uint64_t>();
+    co_residency(report);
+    view(report);
+    cap_and_neighbour(report);
+    proc_address(report);
+    compute(report, 6, 30, "force");
+    compute(report, 7, 60, "force");
+    bursting(report);
+    shared_default(report);
+    return report;
+  }
+
+ private:
+  std::vector<std::string> probe(std::vector<std::string> args) {
+    args.insert(args.begin(), t_.probe);
+    return args;
+  }
+  SliceSpec slice(const std::string& name, int cores = 0, const std::string& policy = "force") {
+    return SliceSpec{name, o_.slice_mib, cores, policy, ""};
+  }
+  std::string chunk() const { return std::to_string(o_.chunk_mib); }
+
+  void co_residency(CheckReport& report) {
+    Exercise e{1, "Co-residency", "two slices hold memory on one physical GPU at the same time"};
+    const uint64_t half = o_.slice_mib / 2 / o_.chunk_mib * o_.chunk_mib;
+    auto args =
+        probe({"alloc", "--chunk-mib", chunk(), "--max-mib", std::to_string(half), "--hold-ms", "3000"});
+    Child a(args, slice_environment(t_, slice("co-a")));
+    Child b(args, slice_environment(t_, slice("co-b")));
+    const json ja = parse_line(a.first_line(60)), jb = parse_line(b.first_line(60));
+    const json card = parse_result(run_child({t_.probe, "info"}, driver_environment(t_)));  // while both hold
+    a.wait();
+    b.wait();
+    const bool both =
+        ja.value("allocated_bytes", 0ULL) == half * MiB && jb.value("allocated_bytes", 0ULL) == half * MiB;
+    const bool same_card = ja.contains("view") && jb.contains("view") &&
+                           ja["view"].value("uuid", "a") == jb["view"].value("uuid", "b");
+    e.passed = both && same_card;
+    e.result = e.passed ? fmt::format("slice A and slice B each hold {} MiB on {} ({})", half,
+                                      ja["view"].value("name", "?"), ja["view"].value("uuid", "?"))
+                        : fmt::format("A: {}  B: {}", ja.dump(), jb.dump());
+    e.evidence = {{"slice_a", ja}, {"slice_b", jb}, {"card_while_both_hold", card}};
+    report.exercises.push_back(std::move(e));
+  }
+
+  void view(CheckReport& report) {
+    Exercise e{2, "Virtualized device view",
+               "inside the slice the card is as large as the slice (driver and NVML)"};
+    const uint64_t hold = std::min<uint64_t>(1024, o_.slice_mib / 4);
+    const json j = parse_result(
+        run_child(probe({"alloc", "--chunk-mib", std::to_string(hold), "--max-mib", std::to_string(hold)}),
+                  slice_environment(t_, slice("view"))));
+    const uint64_t limit = o_.slice_mib * MiB;
+    bool ok = !j.contains("error") && j.contains("view");
+    std::string nvml_text = "no NVML";
+    if (ok) {
+      const auto& v = j["view"];
+      ok = v["cuda_total_bytes"] == limit && v["device_total_bytes"] == limit &&
+           v["cuda_free_bytes"].get<uint64_t>() <= limit - hold * MiB;
+      if (v.contains("nvml")) {
+        const auto& n = v["nvml"];
+        const uint64_t used = n["used_bytes"].get<uint64_t>();
+        ok = ok && n["total_bytes"] == limit && used >= hold * MiB && used <= limit &&
+             n["free_bytes"].get<uint64_t>() == limit - used;
+        nvml_text = fmt::format("NVML {} / {}", mib(used), mib(n["total_bytes"].get<uint64_t>()));
+      }
+      e.result =
+          fmt::format("holding {} MiB: cuMemGetInfo {} free of {}, cuDeviceTotalMem {}, {} (card: {})", hold,
+                      mib(v["cuda_free_bytes"].get<uint64_t>()), mib(v["cuda_total_bytes"].get<uint64_t>()),
+                      mib(v["device_total_bytes"].get<uint64_t>()), nvml_text, mib(card_total_));
+    } else {
+      e.result = j.dump();
+    }
+    e.passed = ok;
+    e.evidence = j;
+    report.exercises.push_back(std::move(e));
+  }
+
+  void cap_and_neighbour(CheckReport& report) {
+    Exercise cap{
+        3, "Memory-cap enforcement",
+        "allocation refused at the slice by the shim (CUDA_ERROR_OUT_OF_MEMORY), while the card has room"};
+    Exercise neighbour{4, "Neighbour unaffected",
+                       "another slice on the card allocates normally while one is at its cap"};
+    Child capped(probe({"alloc", "--chunk-mib", chunk(), "--hold-ms", "3000"}),
+                 slice_environment(t_, slice("cap")));
+    const json jc = parse_line(capped.first_line(120));
+    const uint64_t want = o_.slice_mib / 2 / o_.chunk_mib * o_.chunk_mib;
+    const json jn =
+        parse_result(run_child(probe({"alloc", "--chunk-mib", chunk(), "--max-mib", std::to_string(want)}),
+                               slice_environment(t_, slice("neighbour"))));
+    const ChildResult rc = capped.wait();
+    const uint64_t limit = o_.slice_mib * MiB;
+    const uint64_t got = jc.value("allocated_bytes", 0ULL);
+    const std::string oom = oom_line(rc.err);
+    const std::string stopped = jc.value("stopped_by", "?");
+    // The card had room: what the slice was refused fits in what the card
+    // has beyond this slice's cap.
+    cap.passed = stopped == "CUDA_ERROR_OUT_OF_MEMORY" && got <= limit &&
+                 got + o_.chunk_mib * MiB > limit - 1024 * MiB && !oom.empty() &&
+                 card_total_ > limit + o_.chunk_mib * MiB;
+    cap.result =
+        fmt::format("refused after {} ({}); shim: \"{}\"; card {}", mib(got), stopped, oom, mib(card_total_));
+    cap.evidence = {{"probe", jc}, {"stderr", rc.err}};
+    neighbour.passed = jn.value("allocated_bytes", 0ULL) == want * MiB;
+    neighbour.result = neighbour.passed
+                           ? fmt::format("the neighbour slice allocated {} MiB beside the capped one", want)
+                           : jn.dump();
+    neighbour.evidence = jn;
+    report.exercises.push_back(std::move(cap));
+    report.exercises.push_back(std::move(neighbour));
+  }
+
+  void proc_address(CheckReport& report) {
+    Exercise e{
+        5, "cuGetProcAddress path",
+        "an application resolving the driver through cuGetProcAddress (CUDA runtime, PyTorch) is capped too"};
+    const ChildResult r = run_child(probe({"--proc-address", "alloc", "--chunk-mib", chunk()}),
+                                    slice_environment(t_, slice("proc")));
+    const json j = parse_result(r);
+    const uint64_t got = j.value("allocated_bytes", 0ULL);
+    e.passed = j.value("resolved_by", "") == "cuGetProcAddress" &&
+               j.value("stopped_by", "") == "CUDA_ERROR_OUT_OF_MEMORY" && got <= o_.slice_mib * MiB;
+    e.result = fmt::format("resolved through cuGetProcAddress: refused after {} ({})", mib(got),
+                           j.value("stopped_by", "?"));
+    e.evidence = j;
+    report.exercises.push_back(std::move(e));
+  }
+
+  json spin(const SliceSpec& s) {
+    return parse_result(
+        run_child(probe({"spin", "--seconds", fmt::format("{}", o_.compute_seconds), "--kernel-us", "2000"}),
+                  slice_environment(t_, s)));
+  }
+
+  void compute(CheckReport& report, int number, int cores, const std::string& policy) {
+    Exercise e{number, fmt::format("Compute cap {}% ({})", cores, policy),
+               fmt::format("device share over {:g} s within 3 points of {}%", o_.compute_seconds, cores)};
+    const json j = spin(slice(fmt::format("compute{}", cores), cores, policy));
+    const double share = j.value("share", -1.0);
+    e.passed = share >= 0 && std::abs(share * 100 - cores) <= 3.0;
+    e.result = share >= 0 ? fmt::format("{:.1f}% of the device ({} kernels of 2 ms in {:.1f} s)", share * 100,
+                                        j.value("kernels", 0), j.value("wall_seconds", 0.0))
+                          : j.dump();
+    e.evidence = j;
+    report.exercises.push_back(std::move(e));
+  }
+
+  void bursting(CheckReport& report) {
+    Exercise e{8, "Default policy: bursting when alone",
+               "with GPU_CORE_UTILIZATION_POLICY=default and 30% cores, a slice alone on the card uses it "
+               "fully (>= 90%)"};
+    const json j = spin(slice("burst", 30, "default"));
+    const double share = j.value("share", -1.0);
+    e.passed = share >= 0.9;
+    e.result = share >= 0 ? fmt::format("{:.1f}% of the device while alone", share * 100) : j.dump();
+    e.evidence = j;
+    report.exercises.push_back(std::move(e));
+  }
+
+  void shared_default(CheckReport& report) {
+    Exercise e{9, "Default policy: throttled when shared",
+               "two 30% slices sharing the card under the default policy each get 30% (within 3 points)"};
+    auto args = probe({"spin", "--seconds", fmt::format("{}", o_.compute_seconds), "--kernel-us", "2000"});
+    Child a(args, slice_environment(t_, slice("shared-a", 30, "default")));
+    Child b(args, slice_environment(t_, slice("shared-b", 30, "default")));
+    const json ja = parse_result(a.wait()), jb = parse_result(b.wait());
+    const double sa = ja.value("share", -1.0), sb = jb.value("share", -1.0);
+    e.passed = sa >= 0 && sb >= 0 && std::abs(sa * 100 - 30) <= 3 && std::abs(sb * 100 - 30) <= 3;
+    e.result = fmt::format("slice A {:.1f}%, slice B {:.1f}%", sa * 100, sb * 100);
+    e.evidence = {{"slice_a", ja}, {"slice_b", jb}};
+    report.exercises.push_back(std::move(e));
+  }
+
+  CheckOptions o_;
+  Toolkit t_;
+  uint64_t card_total_ = 0;
+};
+
+}  // namespace
+
+bool CheckReport::passed() const {
+  for (const auto& e : exercises)
+    if (!e.passed) return false;
+  return !exercises.empty();
+}
+
+json CheckReport::to_json() const {
+  json out = {{"driver", driver}, {"device", device}, {"passed", passed()}};
+  out["exercises"] = json::array();
+  for (const auto& e : exercises)
+    out["exercises"].push_back({{"number", e.number},
+                                {"name", e.name},
+                                {"criteria", e.criteria},
+                                {"passed", e.passed},
+                                {"result", e.result},
+                                {"evidence", e.evidence}});
+  return out;
+}
+
+void CheckReport::print(std::ostream& out) const {
+  out << fmt::format("gpuslice realgpu check: {} driver, {} ({})\n", driver, device.value("name", "?"),
+                     mib(device.value("device_total_bytes", 0ULL)));
+  out << "| # | Exercise | Pass criteria | Result |\n|---|---|---|---|\n";
+  for (const auto& e : exercises)
+    out << fmt::format("| {} | {} | {} | {} {} |\n", e.number, e.name, e.criteria, e.passed ? "PASS" : "FAIL",
+                       e.result);
+  size_t ok = 0;
+  for (const auto& e : exercises) ok += e.passed;
+  out << fmt::format("{} of {} exercises passed\n", ok, exercises.size());
+}
+
+CheckReport run_isolation_check(const CheckOptions& options) {
+  Checker checker(options);
+  return checker.run();
+}
+
+}  // namespace gpuslice::realgpu

@@ -1,0 +1,308 @@
+#include "gpuslice/realgpu/local_run.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/place.hpp"
+#include "gpuslice/realgpu/child_process.hpp"
+
+namespace gpuslice::realgpu {
+
+using nlohmann::json;
+
+namespace {
+
+[[noreturn]] void bad(const std::string& file, const YAML::Node& n, const std::string& field,
+                      const std::string& why) {
+  throw core::InputError(file, n.IsDefined() ? n.Mark().line + 1 : 0, field, why);
+}
+
+template <class T>
+T scalar(const std::string& file, const YAML::Node& n, const std::string& field) {
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    bad(file, n, field,
+        "expected " + std::string(std::is_same_v<T, std::string> ? "text" : "a whole number"));
+  }
+}
+
+std::string tail(const std::string& text, size_t lines) {
+  size_t pos = text.size();
+  if (pos && text[pos - 1] == '\n') --pos;
+  for (size_t n = 0; n < lines && pos != std::string::npos && pos > 0; ++n) pos = text.rfind('\n', pos - 1);
+  return text.substr(pos == std::string::npos || pos == 0 ? 0 : pos + 1);
+}
+
+std::string shim_lines(const std::string& err) {
+  std::istringstream in(err);
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.rfind("[gpuslice ", 0) == 0) out += line + "\n";
+  return out;
+}
+
+}  // namespace
+
+LocalScenario load_local_scenario(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw core::InputError(path, 0, "", "cannot read the file");
+  } catch (const YAML::ParserException& e) {
+    throw core::InputError(path, e.mark.line + 1, "", e.msg);
+  }
+  if (!root.IsMap()) throw core::InputError(path, 1, "", "expected a mapping with name and pods");
+  LocalScenario s;
+  s.source = path;
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    if (key != "name" && key != "description" && key != "split" && key != "pods" && key != "fake_gpus")
+      bad(path, kv.first, key, "unknown field (known: name, description, split, fake_gpus, pods)");
+  }
+  if (root["name"]) s.name = scalar<std::string>(path, root["name"], "name");
+  if (root["description"]) s.description = scalar<std::string>(path, root["description"], "description");
+  if (root["fake_gpus"]) s.fake_gpus = scalar<std::string>(path, root["fake_gpus"], "fake_gpus");
+  if (root["split"]) {
+    s.split = scalar<int>(path, root["split"], "split");
+    if (s.split < 1 || s.split > 1000) bad(path, root["split"], "split", "must be 1..1000");
+  }
+  const YAML::Node pods = root["pods"];
+  if (!pods || !pods.IsSequence() || pods.size() == 0) bad(path, root, "pods", "expected a list of pods");
+  for (const auto& p : pods) {
+    if (!p.IsMap()) bad(path, p, "pods", "each pod is a mapping");
+    LocalPod pod;
+    pod.line = p.Mark().line + 1;
+    for (const auto& kv : p) {
+      const auto key = kv.first.as<std::string>();
+      const YAML::Node& v = kv.second;
+      const std::string field = "pods." + key;
+      if (key == "name")
+        pod.name = scalar<std::string>(path, v, field);
+      else if (key == "gpu")
+        pod.gpu = scalar<int>(path, v, field);
+      else if (key == "gpumem")
+        pod.gpumem_mib = scalar<int64_t>(path, v, field);
+      else if (key == "gpucores")
+        pod.gpucores = scalar<int>(path, v, field);
+      else if (key == "core_policy")
+        pod.core_policy = scalar<std::string>(path, v, field);
+      else if (key == "expect")
+        pod.expect = scalar<std::string>(path, v, field);
+      else if (key == "expect_exit")
+        pod.expect_exit = scalar<int>(path, v, field);
+      else if (key == "command") {
+        if (v.IsScalar())
+          pod.command = {"/bin/sh", "-c", scalar<std::string>(path, v, field)};
+        else if (v.IsSequence() && v.size() > 0)
+          for (const auto& arg : v) pod.command.push_back(scalar<std::string>(path, arg, field));
+        else
+          bad(path, v, field, "a shell command line or a list of arguments");
+      } else {
+        bad(path, kv.first, field,
+            "unknown field (known: name, gpu, gpumem, gpucores, core_policy, command, expect, expect_exit)");
+      }
+    }
+    if (pod.name.empty()) bad(path, p, "pods.name", "every pod needs a name");
+    if (pod.gpu < 1 || pod.gpu > 16) bad(path, p["gpu"], "pods.gpu", "must be 1..16");
+    if (pod.gpumem_mib < 0) bad(path, p["gpumem"], "pods.gpumem", "must not be negative");
+    if (pod.gpucores < 0 || pod.gpucores > 100) bad(path, p["gpucores"], "pods.gpucores", "must be 0..100");
+    if (pod.core_policy != "default" && pod.core_policy != "force" && pod.core_policy != "disable")
+      bad(path, p["core_policy"], "pods.core_policy", "use default, force or disable");
+    if (pod.expect != "placed" && pod.expect != "unschedulable")
+      bad(path, p["expect"], "pods.expect", "use placed or unschedulable");
+    if (pod.command.empty() && pod.expect == "placed")
+      bad(path, p, "pods.command", "a placed pod needs a command");
+    s.pods.push_back(std::move(pod));
+  }
+  return s;
+}
+
+namespace {
+
+std::string pod_manifest(const LocalPod& p) {
+  std::string limits = fmt::format("nvidia.com/gpu: {}", p.gpu);
+  if (p.gpumem_mib > 0) limits += fmt::format(", nvidia.com/gpumem: {}", p.gpumem_mib);
+  if (p.gpucores > 0) limits += fmt::format(", nvidia.com/gpucores: {}", p.gpucores);
+  return fmt::format(
+      "apiVersion: v1\nkind: Pod\nmetadata: {{name: {}}}\nspec:\n  containers:\n  - name: main\n"
+      "    resources: {{limits: {{{}}}}}\n",
+      json(p.name).dump(), limits);
+}
+
+std::string placed_manifest(const LocalPod& p, const std::string& node, const std::string& allocation) {
+  std::string m = pod_manifest(p);
+  const auto at = m.find("metadata: {name: ");
+  m.replace(at, std::string("metadata: {name: ").size() + json(p.name).dump().size() + 1,
+            fmt::format("metadata: {{name: {}, annotations: {{hami.io/vgpu-node: {}, "
+                        "hami.io/vgpu-devices-allocated: {}}}}}",
+                        json(p.name).dump(), json(node).dump(), json(allocation).dump()));
+  return m;
+}
+
+}  // namespace
+
+RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
+  const Toolkit t = locate_toolkit(driver);
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{t.scratch};
+
+  RunReport report;
+  report.scenario = scenario.name;
+  report.driver = t.driver;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  report.node = host[0] ? host : "localhost";
+
+  // On the fake driver, the scenario may say which cards the machine has.
+  auto with_fleet = [&](std::map<std::string, std::string> env) {
+    if (t.driver == "fake" && !scenario.fake_gpus.empty()) env["GPUSLICE_FAKE_GPUS"] = scenario.fake_gpus;
+    return env;
+  };
+  // This machine's GPUs, as a HAMi registration.
+  const ChildResult listed = run_child({t.probe, "devices"}, with_fleet(driver_environment(t)));
+  json devices;
+  try {
+    devices = json::parse(listed.out.substr(0, listed.out.find('\n')))["devices"];
+  } catch (const json::exception&) {
+    throw std::runtime_error("cannot list this machine's GPUs: " + listed.out + listed.err);
+  }
+  if (!devices.is_array() || devices.empty()) throw std::runtime_error("no GPU found (" + listed.out + ")");
+  json registration = json::array();
+  std::map<std::string, int> index_of_uuid;
+  for (const auto& d : devices) {
+    registration.push_back({{"id", d["uuid"]},
+                            {"index", d["index"]},
+                            {"count", scenario.split},
+                            {"devmem", d["memory_mib"]},
+                            {"devcore", 100},
+                            {"type", d["name"]},
+                            {"numa", 0},
+                            {"mode", "hami-core"},
+                            {"health", true}});
+    index_of_uuid[d["uuid"].get<std::string>()] = d["index"].get<int>();
+  }
+  report.registration = registration;
+  const std::string nodes_yaml = fmt::format(
+      "apiVersion: v1\nkind: Node\nmetadata:\n  name: {}\n  annotations:\n    hami.io/node-nvidia-register: "
+      "{}\n",
+      json(report.node).dump(), json(registration.dump()).dump());
+
+  // Place in order, each pod seeing the ones placed before it.
+  std::string existing;
+  std::vector<std::unique_ptr<Child>> running(scenario.pods.size());
+  for (size_t i = 0; i < scenario.pods.size(); ++i) {
+    const LocalPod& pod = scenario.pods[i];
+    PodOutcome out;
+    out.name = pod.name;
+    core::PlaceRequest req;
+    req.nodes = {nodes_yaml, "registration of " + report.node};
+    req.pod = {pod_manifest(pod), scenario.source};
+    if (!existing.empty()) req.existing = core::TextInput{existing, "placed pods"};
+    const core::PlaceOutcome placed = core::place(req);
+    out.placed = placed.decision.placed();
+    if (!out.placed) {
+      for (const auto& [node, why] : placed.decision.failed) out.reason = why;
+      if (out.reason.empty() && !placed.decision.events.empty())
+        out.reason = placed.decision.events.back().message;
+      out.as_expected = pod.expect == "unschedulable";
+      report.pods.push_back(std::move(out));
+      continue;
+    }
+    out.allocation = placed.allocation_annotation;
+    existing += (existing.empty() ? "" : "---\n") + placed_manifest(pod, report.node, out.allocation);
+    // The environment HAMi's device plugin injects, per granted card.
+    auto env = with_fleet(slice_environment(t, SliceSpec{pod.name, 0, 0, pod.core_policy, ""}));
+    std::string visible;
+    int ordinal = 0;
+    const core::Node& node = placed.cluster.node(*placed.decision.node);
+    for (const auto& grants : placed.decision.allocation.containers)
+      for (const auto& g : grants) {
+        const std::string& uuid = node.devices[static_cast<size_t>(g.device)].uuid;
+        visible += (visible.empty() ? "" : ",") + std::to_string(index_of_uuid[uuid]);
+        env["CUDA_DEVICE_MEMORY_LIMIT_" + std::to_string(ordinal)] = std::to_string(g.memory_mib) + "m";
+        if (g.cores > 0 && g.cores < 100)
+          env["CUDA_DEVICE_SM_LIMIT_" + std::to_string(ordinal)] = std::to_string(g.cores);
+        out.cards.push_back(uuid);
+        ++ordinal;
+      }
+    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";  // CUDA ordinals in NVML's order
+    env["CUDA_VISIBLE_DEVICES"] = visible;
+    std::vector<std::string> argv = pod.command;
+    for (auto& a : argv)
+      if (a == "{probe}") a = t.probe;
+    if (!argv.empty() && argv[0].find('/') == std::string::npos) argv.insert(argv.begin(), "/usr/bin/env");
+    running[i] = std::make_unique<Child>(argv, env);
+    report.pods.push_back(std::move(out));
+  }
+  // All placed pods run side by side, like pods on one node.
+  for (size_t i = 0; i < scenario.pods.size(); ++i) {
+    if (!running[i]) continue;
+    const ChildResult r = running[i]->wait();
+    PodOutcome& out = report.pods[i];
+    out.exit_code = r.exit_code;
+    out.seconds = r.seconds;
+    out.output_tail = tail(r.out, 3);
+    out.shim_lines = shim_lines(r.err);
+    const auto& pod = scenario.pods[i];
+    out.as_expected = pod.expect == "placed" && (!pod.expect_exit || *pod.expect_exit == r.exit_code);
+  }
+  return report;
+}
+
+bool RunReport::all_as_expected() const {
+  for (const auto& p : pods)
+    if (!p.as_expected) return false;
+  return true;
+}
+
+json RunReport::to_json() const {
+  json out = {{"scenario", scenario}, {"driver", driver}, {"node", node}, {"registration", registration}};
+  out["pods"] = json::array();
+  for (const auto& p : pods)
+    out["pods"].push_back({{"name", p.name},
+                           {"placed", p.placed},
+                           {"reason", p.reason},
+                           {"allocation", p.allocation},
+                           {"cards", p.cards},
+                           {"exit_code", p.exit_code},
+                           {"seconds", p.seconds},
+                           {"output_tail", p.output_tail},
+                           {"shim", p.shim_lines},
+                           {"as_expected", p.as_expected}});
+  out["all_as_expected"] = all_as_expected();
+  return out;
+}
+
+void RunReport::print(std::ostream& out) const {
+  out << fmt::format("gpuslice realgpu run: {} on {} ({} driver, {} card(s))\n", scenario, node, driver,
+                     registration.size());
+  for (const auto& p : pods) {
+    if (!p.placed) {
+      out << fmt::format("  {:<16} unschedulable: {}{}\n", p.name, p.reason,
+                         p.as_expected ? "" : "  (UNEXPECTED)");
+      continue;
+    }
+    out << fmt::format("  {:<16} placed {}  exit {} after {:.1f} s{}\n", p.name, p.allocation, p.exit_code,
+                       p.seconds, p.as_expected ? "" : "  (UNEXPECTED)");
+    std::istringstream shim(p.shim_lines);
+    for (std::string line; std::getline(shim, line);) out << "      shim: " << line << "\n";
+    std::istringstream tail_lines(p.output_tail);
+    for (std::string line; std::getline(tail_lines, line);) out << "      out:  " << line << "\n";
+  }
+  out << (all_as_expected() ? "all pods as expected\n" : "some pods NOT as expected\n");
+}
+
+}  // namespace gpuslice::realgpu

@@ -1,0 +1,258 @@
+#include "gpuslice/realgpu/slice_region.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace gpuslice::realgpu {
+
+namespace {
+constexpr uint64_t kMagic = 0x6770'7573'6c69'6365ULL;  // "gpuslice"
+constexpr uint32_t kVersion = 1;
+
+std::string errno_text() { return std::strerror(errno); }
+}  // namespace
+
+// Plain fields: every write happens under the lock and is a single aligned
+// 8-byte (or 4-byte) store, so a process killed between two stores leaves
+// each field either old or new, never torn.
+struct SliceRegion::Layout {
+  struct Slot {
+    int32_t pid;
+    uint32_t reserved;
+    uint64_t start_time;
+    uint64_t allocated[kRegionDevices];
+    uint64_t footprint[kRegionDevices];
+  };
+  uint64_t magic;
+  uint32_t version;
+  uint32_t device_count;
+  uint64_t layout_size;
+  pthread_mutex_t mutex;
+  DeviceUuid uuids[kRegionDevices];
+  Slot slots[kRegionSlots];
+};
+
+// The robust lock: a previous owner's death is repaired, not waited on.
+class SliceRegion::Guard {
+ public:
+  explicit Guard(SliceRegion& r) : region_(r) {
+    const int rc = pthread_mutex_lock(&r.layout_->mutex);
+    if (rc == EOWNERDEAD) {
+      // The owner died inside a critical section; its slot is stale and
+      // every other field is whole (see Layout), so reclaim and go on.
+      r.reclaim_dead_locked();
+      pthread_mutex_consistent(&r.layout_->mutex);
+    } else if (rc != 0) {
+      throw RegionError(r.path_ + ": cannot take the accounting lock: " + std::strerror(rc));
+    }
+  }
+  ~Guard() { pthread_mutex_unlock(&region_.layout_->mutex); }
+  Guard(const Guard&) = delete;
+  Guard& operator=(const Guard&) = delete;
+
+ private:
+  SliceRegion& region_;
+};
+
+SliceRegion::SliceRegion(const std::string& path) : path_(path), pid_(static_cast<int>(getpid())) {
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) throw RegionError(path + ": cannot open the shared accounting file: " + errno_text());
+  // Creation is serialised by flock, which the kernel releases if the
+  // creator dies half-way; a half-made file has no magic and is made again.
+  if (flock(fd, LOCK_EX) != 0) {
+    const std::string why = errno_text();
+    close(fd);
+    throw RegionError(path + ": cannot lock the shared accounting file: " + why);
+  }
+  struct stat st {};
+  fstat(fd, &st);
+  const auto size = sizeof(Layout);
+  bool fresh = static_cast<size_t>(st.st_size) < size;
+  if (fresh && ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    const std::string why = errno_text();
+    close(fd);
+    throw RegionError(path + ": cannot size the shared accounting file: " + why);
+  }
+  fchmod(fd, 0666);  // every process of the slice shares it, whatever its user
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    const std::string why = errno_text();
+    close(fd);
+    throw RegionError(path + ": cannot map the shared accounting file: " + why);
+  }
+  layout_ = static_cast<Layout*>(p);
+  if (!fresh && layout_->magic != kMagic) fresh = true;
+  if (!fresh && (layout_->version != kVersion || layout_->layout_size != size)) {
+    const uint32_t other = layout_->version;
+    munmap(p, size);
+    layout_ = nullptr;
+    close(fd);
+    throw RegionError(path + ": written by another gpuslice version (layout " + std::to_string(other) +
+                      "); remove it when no process uses it");
+  }
+  if (fresh) {
+    std::memset(static_cast<void*>(layout_), 0, size);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+    pthread_mutex_init(&layout_->mutex, &attr);
+    pthread_mutexattr_destroy(&attr);
+    layout_->version = kVersion;
+    layout_->layout_size = size;
+    __atomic_store_n(&layout_->magic, kMagic, __ATOMIC_RELEASE);  // last: the file is whole
+  }
+  flock(fd, LOCK_UN);
+  close(fd);  // the mapping stays
+}
+
+SliceRegion::~SliceRegion() {
+  if (layout_) munmap(layout_, sizeof(Layout));
+}
+
+int SliceRegion::device(const DeviceUuid& uuid) {
+  Guard g(*this);
+  for (uint32_t i = 0; i < layout_->device_count; ++i)
+    if (layout_->uuids[i] == uuid) return static_cast<int>(i);
+  if (layout_->device_count >= kRegionDevices) return -1;
+  const uint32_t i = layout_->device_count;
+  layout_->uuids[i] = uuid;
+  layout_->device_count = i + 1;  // after the uuid: a death in between leaves the table as it was
+  return static_cast<int>(i);
+}
+
+int SliceRegion::own_slot_locked() {
+  if (slot_ >= 0 && layout_->slots[slot_].pid == pid_) return slot_;
+  reclaim_dead_locked();
+  const auto start = process_start_time(pid_);
+  for (int i = 0; i < kRegionSlots; ++i) {
+    auto& s = layout_->slots[i];
+    if (s.pid != 0) continue;
+    std::memset(s.allocated, 0, sizeof s.allocated);
+    std::memset(s.footprint, 0, sizeof s.footprint);
+    s.start_time = start.value_or(0);
+    s.pid = pid_;  // last: the slot is claimed only once it is clean
+    slot_ = i;
+    return i;
+  }
+  throw RegionError(path_ + ": all " + std::to_string(kRegionSlots) + " process slots are in use");
+}
+
+void SliceRegion::reclaim_dead_locked() {
+  for (auto& s : layout_->slots) {
+    if (s.pid == 0 || s.pid == pid_) continue;
+    const auto start = process_start_time(s.pid);
+    if (start && *start == s.start_time) continue;
+    // Without /proc (start time unknown when the slot was claimed) fall back
+    // to asking the kernel whether the pid exists.
+    if (s.start_time == 0 && (kill(s.pid, 0) == 0 || errno == EPERM)) continue;
+    std::memset(s.allocated, 0, sizeof s.allocated);
+    std::memset(s.footprint, 0, sizeof s.footprint);
+    s.pid = 0;
+  }
+}
+
+uint64_t SliceRegion::total_locked(int device) const {
+  uint64_t total = 0;
+  for (const auto& s : layout_->slots)
+    if (s.pid != 0) total += s.allocated[device] + s.footprint[device];
+  return total;
+}
+
+SliceRegion::Reservation SliceRegion::reserve(int device, uint64_t bytes, uint64_t limit) {
+  Guard g(*this);
+  const int s = own_slot_locked();
+  uint64_t total = total_locked(device);
+  if (limit != 0 && total + bytes > limit) {
+    // Before refusing, give back what dead processes still hold.
+    reclaim_dead_locked();
+    total = total_locked(device);
+    if (total + bytes > limit) return {false, total + bytes};
+  }
+  layout_->slots[s].allocated[device] += bytes;
+  return {true, total + bytes};
+}
+
+void SliceRegion::release(int device, uint64_t bytes) {
+  Guard g(*this);
+  auto& used = layout_->slots[own_slot_locked()].allocated[device];
+  used -= std::min(used, bytes);
+}
+
+void SliceRegion::set_footprint(int device, uint64_t bytes) {
+  Guard g(*this);
+  layout_->slots[own_slot_locked()].footprint[device] = bytes;
+}
+
+uint64_t SliceRegion::used(int device) {
+  Guard g(*this);
+  reclaim_dead_locked();
+  return total_locked(device);
+}
+
+std::vector<SlotView> SliceRegion::live_slots(int device) {
+  Guard g(*this);
+  reclaim_dead_locked();
+  std::vector<SlotView> out;
+  for (const auto& s : layout_->slots)
+    if (s.pid != 0) out.push_back({s.pid, s.allocated[device] + s.footprint[device]});
+  return out;
+}
+
+uint64_t SliceRegion::own_allocated(int device) const {
+  if (slot_ < 0) return 0;
+  const auto& s = layout_->slots[slot_];
+  return s.pid == pid_ ? __atomic_load_n(&s.allocated[device], __ATOMIC_RELAXED) : 0;
+}
+
+void SliceRegion::forget_slot_after_fork() {
+  slot_ = -1;
+  pid_ = static_cast<int>(getpid());
+}
+
+void SliceRegion::leave() {
+  if (slot_ < 0) return;
+  Guard g(*this);
+  auto& s = layout_->slots[slot_];
+  if (s.pid == pid_) {
+    std::memset(s.allocated, 0, sizeof s.allocated);
+    std::memset(s.footprint, 0, sizeof s.footprint);
+    s.pid = 0;
+  }
+  slot_ = -1;
+}
+
+void SliceRegion::lock_forever_for_test() {
+  pthread_mutex_lock(&layout_->mutex);
+  own_slot_locked();
+  for (;;) pause();
+}
+
+std::optional<uint64_t> process_start_time(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  // The command name (field 2) may hold spaces and parentheses: fields
+  // after it start past the last ')'.
+  const auto close_paren = line.rfind(')');
+  if (close_paren == std::string::npos) return std::nullopt;
+  std::istringstream rest(line.substr(close_paren + 1));
+  std::string field;
+  for (int n = 3; rest >> field; ++n) {
+    if (n == 3 && (field == "Z" || field == "X")) return std::nullopt;
+    if (n == 22) return std::stoull(field);
+  }
+  return std::nullopt;
+}
+
+}  // namespace gpuslice::realgpu

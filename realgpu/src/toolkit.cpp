@@ -1,0 +1,85 @@
+#include "gpuslice/realgpu/toolkit.hpp"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+namespace gpuslice::realgpu {
+
+namespace fs = std::filesystem;
+
+namespace {
+fs::path own_directory() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::current_path() : exe.parent_path();
+}
+
+std::string must_exist(const fs::path& p, const char* what) {
+  if (!fs::exists(p))
+    throw std::runtime_error(std::string(what) + " not found at " + p.string() +
+                             " (build it: cmake --build build)");
+  return p.string();
+}
+
+bool real_driver_loads() {
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  return h != nullptr;
+}
+}  // namespace
+
+Toolkit locate_toolkit(DriverChoice choice) {
+  const fs::path bin = own_directory();
+  Toolkit t;
+  t.probe = must_exist(bin / "gpuslice-probe", "the probe (gpuslice-probe)");
+  t.shim = must_exist(bin.parent_path() / "lib" / "libgpuslice_shim.so", "the shim (libgpuslice_shim.so)");
+  const fs::path fake = bin.parent_path() / "lib" / "fakecuda";
+  if (choice == DriverChoice::Real || (choice == DriverChoice::Auto && real_driver_loads())) {
+    if (choice == DriverChoice::Real && !real_driver_loads())
+      throw std::runtime_error("--driver real: libcuda.so.1 cannot be loaded on this machine");
+    t.driver = "real";
+  } else {
+    t.fake_dir = must_exist(fake, "the fake driver (lib/fakecuda)");
+    must_exist(fake / "libcuda.so.1", "the fake driver's libcuda.so.1");
+    t.driver = "fake";
+  }
+  std::string scratch = (fs::temp_directory_path() / "gpuslice-realgpu-XXXXXX").string();
+  if (!mkdtemp(scratch.data())) throw std::runtime_error("cannot create a scratch folder in /tmp");
+  t.scratch = scratch;
+  return t;
+}
+
+std::map<std::string, std::string> driver_environment(const Toolkit& t) {
+  std::map<std::string, std::string> env;
+  for (const char* v :
+       {"LD_PRELOAD", "CUDA_DEVICE_MEMORY_LIMIT", "CUDA_DEVICE_SM_LIMIT", "GPU_CORE_UTILIZATION_POLICY",
+        "CUDA_DEVICE_MEMORY_SHARED_CACHE", "CUDA_VISIBLE_DEVICES"})
+    env[v] = "";
+  for (int i = 0; i < 16; ++i) {
+    env["CUDA_DEVICE_MEMORY_LIMIT_" + std::to_string(i)] = "";
+    env["CUDA_DEVICE_SM_LIMIT_" + std::to_string(i)] = "";
+  }
+  if (t.driver == "fake") {
+    const char* old = getenv("LD_LIBRARY_PATH");
+    env["LD_LIBRARY_PATH"] = t.fake_dir + (old && *old ? std::string(":") + old : "");
+    env["GPUSLICE_FAKE_STATE_DIR"] = t.scratch;
+  }
+  return env;
+}
+
+std::map<std::string, std::string> slice_environment(const Toolkit& t, const SliceSpec& s) {
+  auto env = driver_environment(t);
+  env["LD_PRELOAD"] = t.shim;
+  env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = t.scratch + "/" + s.name + ".cache";
+  if (s.memory_mib > 0) env["CUDA_DEVICE_MEMORY_LIMIT_0"] = std::to_string(s.memory_mib) + "m";
+  if (s.cores > 0) env["CUDA_DEVICE_SM_LIMIT"] = std::to_string(s.cores);
+  env["GPU_CORE_UTILIZATION_POLICY"] = s.policy;
+  if (!s.visible_devices.empty()) env["CUDA_VISIBLE_DEVICES"] = s.visible_devices;
+  return env;
+}
+
+}  // namespace gpuslice::realgpu

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# gpuslice realgpu check and run on the fake driver: the checklist, the
+# teaching lab's outcomes, exit codes (0 all as expected / 1 not / 2 bad input).
+set -u
+BIN="$1"; SRC="$2"; OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+source "$(dirname "$0")/expect.sh"
+expect check-all-pass 0 '9 of 9 exercises passed' -- \
+  "$BIN" realgpu check --driver fake --seconds 10
+expect check-json 0 '"passed": true' -- "$BIN" realgpu check --driver fake --seconds 2 --json
+expect run-lab 0 'Device 0 OOM 4294967296 / 4194304000' -- \
+  "$BIN" realgpu run "$SRC/examples/realgpu/teaching-lab.yaml" --driver fake
+expect run-lab-json 0 '"reason": "1/1 CardInsufficientMemory"' -- \
+  "$BIN" realgpu run "$SRC/examples/realgpu/teaching-lab.yaml" --driver fake --json
+printf 'name: x\npods:\n  - name: a\n    gpu: 1\n    gpumem: lots\n    command: ["true"]\n' > "$OUT/bad.yaml"
+expect run-bad-field 2 "bad.yaml:5: pods.gpumem" -- "$BIN" realgpu run "$OUT/bad.yaml" --driver fake
+printf 'name: x\npods:\n  - name: a\n    gpu: 1\n    command: ["false"]\n    expect_exit: 0\n' > "$OUT/fails.yaml"
+expect run-unexpected 1 'NOT as expected' -- "$BIN" realgpu run "$OUT/fails.yaml" --driver fake
+expect check-bad-driver 2 "--driver" -- "$BIN" realgpu check --driver quantum
+report

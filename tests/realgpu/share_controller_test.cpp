@@ -1,0 +1,89 @@
+// The controller against a model of a device: each launch costs `cost`
+// seconds of device time, the application launches as fast as it is let
+// (or as fast as it wants), and the device runs one kernel at a time.
+#include "gpuslice/realgpu/share_controller.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+using gpuslice::realgpu::ShareController;
+
+namespace {
+
+struct App {
+  double cost;          // device seconds per launch
+  double wants = 1e12;  // launches per second it would issue unthrottled
+  ShareController controller;
+  double credit = 0;  // fractional launches carried between periods
+  double util = 0;    // last period's busy fraction
+  uint64_t launches = 0;
+};
+
+// Runs `seconds` of periods; returns each app's average busy fraction.
+// Launches are whole: a period holds an integer number of kernels.
+std::vector<double> run(std::vector<App>& apps, double seconds, double period = 0.1) {
+  std::vector<double> busy(apps.size(), 0);
+  for (double t = 0; t < seconds; t += period) {
+    double demand = 0;
+    for (auto& a : apps) {
+      const double rate = std::min(a.wants, a.controller.launch_rate());
+      a.credit = std::min(a.credit + rate * period, period / a.cost + 1);  // the device bounds it too
+      a.launches = static_cast<uint64_t>(a.credit);
+      a.credit -= static_cast<double>(a.launches);
+      demand += static_cast<double>(a.launches) * a.cost;
+    }
+    // Oversubscribed: the device runs what fits, the rest is not issued.
+    const double scale = demand > period ? period / demand : 1.0;
+    double slice = 0;
+    for (auto& a : apps) {
+      a.launches = static_cast<uint64_t>(static_cast<double>(a.launches) * scale);
+      a.util = static_cast<double>(a.launches) * a.cost / period;
+      slice += a.util;
+    }
+    for (size_t i = 0; i < apps.size(); ++i) {
+      auto& a = apps[i];
+      a.controller.observe({period, slice, a.util, a.launches, true});
+      busy[i] += a.util * period;
+    }
+  }
+  for (auto& b : busy) b /= seconds;
+  return busy;
+}
+
+}  // namespace
+
+TEST_CASE("the share holds within 3 points over 10 s whatever a launch costs (no SM count anywhere)") {
+  for (double target : {0.10, 0.30, 0.60})
+    for (double cost : {20e-6, 500e-6, 2e-3, 20e-3}) {
+      INFO("target " << target << " cost " << cost);
+      std::vector<App> apps{{cost, 1e12, ShareController(target)}};
+      const auto share = run(apps, 10.0);
+      CHECK(std::abs(share[0] - target) < 0.03);
+      // And after the first second, within one point.
+      std::vector<App> settled{{cost, 1e12, ShareController(target)}};
+      run(settled, 1.0);
+      CHECK(std::abs(run(settled, 10.0)[0] - target) < 0.01);
+    }
+}
+
+TEST_CASE("several processes of one slice converge on the slice's share together") {
+  std::vector<App> apps{{1e-3, 1e12, ShareController(0.3)}, {4e-3, 1e12, ShareController(0.3)}};
+  run(apps, 2.0);
+  const auto share = run(apps, 10.0);
+  CHECK(std::abs(share[0] + share[1] - 0.3) < 0.02);
+}
+
+TEST_CASE("an application that idles does not save up a burst") {
+  std::vector<App> apps{{1e-3, 50, ShareController(0.3)}};  // wants 5% of the device
+  run(apps, 5.0);
+  // The rate it holds is about what the target allows (0.3 / 1 ms = 300/s),
+  // not a growing allowance from the periods it left unused.
+  CHECK(apps[0].controller.launch_rate() <= 1.25 * 0.3 / 1e-3);
+  apps[0].wants = 1e12;  // now it wants everything
+  std::vector<double> first;
+  App& a = apps[0];
+  first = run(apps, 0.3);
+  CHECK(first[0] < 0.45);
+  CHECK(std::abs(run(apps, 10.0)[0] - 0.3) < 0.02);
+  (void)a;
+}

@@ -1,0 +1,175 @@
+// The shim end to end: the probe under LD_PRELOAD on the fake driver, one
+// process per exercise, as an application would run in a slice.
+#include <signal.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "gpuslice/realgpu/child_process.hpp"
+#include "gpuslice/realgpu/toolkit.hpp"
+
+using namespace gpuslice::realgpu;
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t MiB = 1ULL << 20;
+
+struct Lab {
+  Toolkit t = locate_toolkit(DriverChoice::Fake);
+  ~Lab() {
+    std::error_code ec;
+    std::filesystem::remove_all(t.scratch, ec);
+  }
+  std::vector<std::string> probe(std::vector<std::string> args) const {
+    args.insert(args.begin(), t.probe);
+    return args;
+  }
+  std::map<std::string, std::string> slice(const std::string& name, uint64_t mib) const {
+    return slice_environment(t, SliceSpec{name, mib, 0, "default", ""});
+  }
+};
+
+json first_json(const std::string& out) {
+  const auto nl = out.find('\n');
+  REQUIRE(nl != std::string::npos);
+  return json::parse(out.substr(0, nl));
+}
+
+json run_probe(const Lab& lab, std::vector<std::string> args, const std::map<std::string, std::string>& env,
+               std::string* err = nullptr) {
+  const ChildResult r = run_child(lab.probe(std::move(args)), env);
+  if (err) *err = r.err;
+  INFO(r.out << r.err);
+  return first_json(r.out);
+}
+
+}  // namespace
+
+TEST_CASE("OOM exactly at the cap, with HAMi's log line") {
+  Lab lab;
+  std::string err;
+  const json j = run_probe(lab, {"alloc", "--chunk-mib", "300"}, lab.slice("cap", 4000), &err);
+  CHECK(j["stopped_by"] == "CUDA_ERROR_OUT_OF_MEMORY");
+  CHECK(j["allocated_bytes"] == 3900 * MiB);  // 13 chunks; the 14th would need 4200 MiB
+  CHECK(err.find("Device 0 OOM 4404019200 / 4194304000") != std::string::npos);
+
+  const json exact = run_probe(lab, {"alloc", "--chunk-mib", "1000"}, lab.slice("exact", 4000));
+  CHECK(exact["allocated_bytes"] == 4000 * MiB);  // a cap that is reached exactly is not passed
+  CHECK(exact["stopped_by"] == "CUDA_ERROR_OUT_OF_MEMORY");
+}
+
+TEST_CASE("the slice's view: driver and NVML report the slice, used is what it holds") {
+  Lab lab;
+  const json j =
+      run_probe(lab, {"alloc", "--chunk-mib", "1000", "--max-mib", "1000"}, lab.slice("view", 4000));
+  const json& v = j["view"];
+  CHECK(v["cuda_total_bytes"] == 4000 * MiB);
+  CHECK(v["device_total_bytes"] == 4000 * MiB);
+  CHECK(v["cuda_free_bytes"] == 3000 * MiB);
+  CHECK(v["nvml"]["total_bytes"] == 4000 * MiB);
+  CHECK(v["nvml"]["used_bytes"] == 1000 * MiB);
+  CHECK(v["nvml"]["free_bytes"] == 3000 * MiB);
+  CHECK(v["nvml_v2"]["total_bytes"] == 4000 * MiB);
+  // Without the shim the same process sees the whole card.
+  const json card = run_probe(lab, {"info"}, driver_environment(lab.t));
+  CHECK(card["view"]["cuda_total_bytes"] == 81559 * MiB);
+}
+
+TEST_CASE("every allocation path is counted against the slice") {
+  Lab lab;
+  for (const char* path : {"alloc", "pitch", "managed", "async", "pool", "vmm", "array"}) {
+    INFO(path);
+    const json j = run_probe(lab, {"alloc", "--path", path, "--chunk-mib", "512"}, lab.slice(path, 2048));
+    CHECK(j["allocated_bytes"] == 2048 * MiB);
+    CHECK(j["stopped_by"] == "CUDA_ERROR_OUT_OF_MEMORY");
+  }
+}
+
+TEST_CASE("the cap holds when the driver is resolved through cuGetProcAddress (as cudart and PyTorch do)") {
+  Lab lab;
+  const json j = run_probe(lab, {"--proc-address", "alloc", "--chunk-mib", "512"}, lab.slice("proc", 2048));
+  CHECK(j["resolved_by"] == "cuGetProcAddress");
+  CHECK(j["allocated_bytes"] == 2048 * MiB);
+  CHECK(j["stopped_by"] == "CUDA_ERROR_OUT_OF_MEMORY");
+  CHECK(j["view"]["cuda_total_bytes"] == 2048 * MiB);
+}
+
+TEST_CASE("eight processes racing in one slice never pass the cap together") {
+  Lab lab;
+  const auto env = lab.slice("race", 2000);
+  std::vector<std::unique_ptr<Child>> children;
+  for (int i = 0; i < 8; ++i)
+    children.push_back(
+        std::make_unique<Child>(lab.probe({"alloc", "--chunk-mib", "64", "--hold-ms", "1500"}), env));
+  uint64_t total = 0;
+  for (auto& c : children) {
+    const auto line = c->first_line(30);
+    REQUIRE(line);
+    total += json::parse(*line)["allocated_bytes"].get<uint64_t>();
+  }
+  CHECK(total == 31 * 64 * MiB);  // 1984 MiB: all that fits in 2000 MiB, and no more
+  for (auto& c : children) c->wait();
+  // All of it came back: one process can now take the whole slice.
+  const json after = run_probe(lab, {"alloc", "--chunk-mib", "1000"}, env);
+  CHECK(after["allocated_bytes"] == 2000 * MiB);
+}
+
+TEST_CASE("SIGKILL at random points, then the slice recovers in full") {
+  Lab lab;
+  const auto env = lab.slice("kill", 2000);
+  std::mt19937 rng(7);
+  for (int round = 0; round < 6; ++round) {
+    Child victim(lab.probe({"alloc", "--chunk-mib", "8", "--hold-ms", "10000"}), env);
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(5, 150)(rng)));
+    victim.kill_hard();
+    victim.wait();
+    const json j = run_probe(lab, {"alloc", "--chunk-mib", "500"}, env);
+    INFO("round " << round);
+    CHECK(j["allocated_bytes"] == 2000 * MiB);
+  }
+}
+
+TEST_CASE("a malformed limit is refused at cuInit, naming the variable") {
+  Lab lab;
+  for (const char* bad : {"1.5g", "abc", "-1"}) {
+    auto env = lab.slice("bad", 0);
+    env["CUDA_DEVICE_MEMORY_LIMIT"] = bad;
+    std::string err;
+    const json j = run_probe(lab, {"alloc", "--chunk-mib", "64", "--max-mib", "64"}, env, &err);
+    CHECK(j["error"].get<std::string>().find("cuInit") != std::string::npos);
+    std::string named = "CUDA_DEVICE_MEMORY_LIMIT='";
+    named.append(bad).append("'");
+    CHECK(err.find(named) != std::string::npos);
+  }
+}
+
+TEST_CASE("limits follow CUDA ordinals, NVML follows the same card by UUID (CUDA_VISIBLE_DEVICES reorders)") {
+  Lab lab;
+  auto env = lab.slice("visible", 1000);
+  env["GPUSLICE_FAKE_GPUS"] = "NVIDIA A100-SXM4-40GB:40960:108;NVIDIA L4:23034:58";
+  env.insert_or_assign("CUDA_VISIBLE_DEVICES", std::string(1, '1'));  // CUDA ordinal 0 is NVML's device 1
+  const json j = run_probe(lab, {"info"}, env);
+  CHECK(j["view"]["name"] == "NVIDIA L4");
+  CHECK(j["view"]["cuda_total_bytes"] == 1000 * MiB);
+  CHECK(j["view"]["nvml"]["total_bytes"] == 1000 * MiB);
+}
+
+TEST_CASE("compute cap under force holds the share; the default policy lets a lone slice burst") {
+  Lab lab;
+  for (int cores : {30, 60}) {
+    const json j = run_probe(lab, {"spin", "--seconds", "10", "--kernel-us", "2000"},
+                             slice_environment(lab.t, SliceSpec{"force", 0, cores, "force", ""}));
+    INFO(j.dump());
+    CHECK(std::abs(j["share"].get<double>() * 100 - cores) <= 3.0);
+  }
+  const json alone = run_probe(lab, {"spin", "--seconds", "3", "--kernel-us", "2000"},
+                               slice_environment(lab.t, SliceSpec{"alone", 0, 30, "default", ""}));
+  CHECK(alone["share"].get<double>() >= 0.9);
+}
