@@ -12,7 +12,7 @@ std::string Driver::error_name(CUresult rc) const {
   return "CUresult " + std::to_string(static_cast<int>(rc));
 }
 
-Driver open_driver(bool through_proc_address) {
+Driver open_driver(bool through_proc_address, bool per_thread_stream) {
   void* cuda = dlopen("libcuda.so.1", RTLD_NOW);
   if (!cuda) throw std::runtime_error(std::string("cannot open libcuda.so.1: ") + dlerror());
   Driver d;
@@ -25,7 +25,9 @@ Driver open_driver(bool through_proc_address) {
     void* f = nullptr;
     if (through_proc_address) {
       CUdriverProcAddressQueryResult status{};
-      if (get_proc(plain, &f, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS) f = nullptr;
+      const cuuint64_t flags =
+          per_thread_stream ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_DEFAULT;
+      if (get_proc(plain, &f, 13000, flags, &status) != CUDA_SUCCESS) f = nullptr;
     } else {
       f = dlsym(cuda, exported);
     }
@@ -62,7 +64,9 @@ Driver open_driver(bool through_proc_address) {
   RESOLVE(cuLaunchKernel, cuLaunchKernel);
   RESOLVE(cuGetErrorName, cuGetErrorName);
 #undef RESOLVE
-  d.resolved_by = through_proc_address ? "cuGetProcAddress" : "dlsym";
+  d.resolved_by = !through_proc_address ? "dlsym"
+                  : per_thread_stream   ? "cuGetProcAddress(per-thread)"
+                                        : "cuGetProcAddress";
 
   if (void* nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW)) {
     auto get = [&](const char* name, auto& slot) {

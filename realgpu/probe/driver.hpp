@@ -58,6 +58,8 @@ struct Driver {
 };
 
 // Opens the driver; throws std::runtime_error saying what is missing.
-Driver open_driver(bool through_proc_address);
+// With `per_thread_stream`, lookups ask for the per-thread default stream
+// variants (_ptsz/_ptds), as code built with --default-stream per-thread does.
+Driver open_driver(bool through_proc_address, bool per_thread_stream = false);
 
 }  // namespace gpuslice::probe

@@ -271,8 +271,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   bool proc_address = false;
   int device = 0;
+  bool per_thread = false;
   app.add_flag("--proc-address", proc_address,
                "resolve driver functions through cuGetProcAddress (like cudart)");
+  app.add_flag("--per-thread-stream", per_thread,
+               "with --proc-address: ask for the per-thread default stream variants (_ptsz/_ptds)");
   app.add_option("--device", device, "CUDA device ordinal");
   auto* info = app.add_subcommand("info", "the device as this process sees it");
   auto* devices = app.add_subcommand("devices", "the machine's GPUs as NVML lists them (for registrations)");
@@ -302,7 +305,7 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   try {
-    const Driver d = gpuslice::probe::open_driver(proc_address);
+    const Driver d = gpuslice::probe::open_driver(proc_address, per_thread);
     json out;
     if (*devices) {
       out = {{"command", "devices"}, {"devices", list_devices(d)}};

@@ -101,6 +101,24 @@ TEST_CASE("the cap holds when the driver is resolved through cuGetProcAddress (a
   CHECK(j["view"]["cuda_total_bytes"] == 2048 * MiB);
 }
 
+TEST_CASE("per-thread-stream lookups get the _ptsz hooks: those launches are throttled too") {
+  Lab lab;
+  const json j = run_probe(lab, {"--proc-address", "--per-thread-stream", "spin", "--seconds", "4"},
+                           slice_environment(lab.t, SliceSpec{"ptsz", 0, 30, "force", ""}));
+  CHECK(j["resolved_by"] == "cuGetProcAddress(per-thread)");
+  CHECK(std::abs(j["share"].get<double>() * 100 - 30) <= 3.0);
+}
+
+TEST_CASE("a context's footprint counts toward the slice (measured through NVML)") {
+  Lab lab;
+  auto env = lab.slice("footprint", 2000);
+  env["GPUSLICE_FAKE_CONTEXT_MIB"] = "300";
+  const json j = run_probe(lab, {"alloc", "--chunk-mib", "100"}, env);
+  CHECK(j["allocated_bytes"] == 1700 * MiB);  // 2000 MiB less the context's 300
+  CHECK(j["view"]["nvml"]["used_bytes"] == 2000 * MiB);
+  CHECK(j["view"]["cuda_free_bytes"] == 0);
+}
+
 TEST_CASE("eight processes racing in one slice never pass the cap together") {
   Lab lab;
   const auto env = lab.slice("race", 2000);
