@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "gpuslice/realgpu/child_process.hpp"
+
 namespace gpuslice::realgpu {
 
 namespace fs = std::filesystem;
@@ -30,6 +32,13 @@ bool real_driver_loads() {
   if (!h) h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   return h != nullptr;
 }
+bool real_driver_works(const std::string& probe) {
+  if (!real_driver_loads()) return false;
+  Toolkit real;
+  real.driver = "real";
+  const ChildResult r = run_child({probe, "info"}, driver_environment(real));
+  return r.exit_code == 0;
+}
 }  // namespace
 
 Toolkit locate_toolkit(DriverChoice choice) {
@@ -38,7 +47,9 @@ Toolkit locate_toolkit(DriverChoice choice) {
   t.probe = must_exist(bin / "gpuslice-probe", "the probe (gpuslice-probe)");
   t.shim = must_exist(bin.parent_path() / "lib" / "libgpuslice_shim.so", "the shim (libgpuslice_shim.so)");
   const fs::path fake = bin.parent_path() / "lib" / "fakecuda";
-  if (choice == DriverChoice::Real || (choice == DriverChoice::Auto && real_driver_loads())) {
+  // Auto takes the real driver only when it loads AND answers (a machine
+  // with the driver library but no usable GPU gets the fake).
+  if (choice == DriverChoice::Real || (choice == DriverChoice::Auto && real_driver_works(t.probe))) {
     if (choice == DriverChoice::Real && !real_driver_loads())
       throw std::runtime_error("--driver real: libcuda.so.1 cannot be loaded on this machine");
     t.driver = "real";
