@@ -82,6 +82,9 @@ struct ComputeLimiter::Impl {
       state[ordinal] = Off;
       return;
     }
+    // Be one of the slice's processes from the first launch on, so that
+    // siblings do not take this process for a foreign tenant.
+    if (auto* region = rt.region()) region->join();
     devices[ordinal] = std::make_unique<DeviceLimiter>(ordinal, nvml, limit / 100.0);
     state[ordinal].store(On, std::memory_order_release);
     std::call_once(thread_once, [this] { std::thread([this] { loop(); }).detach(); });

@@ -215,6 +215,11 @@ uint64_t SliceRegion::own_allocated(int device) const {
   return s.pid == pid_ ? __atomic_load_n(&s.allocated[device], __ATOMIC_RELAXED) : 0;
 }
 
+void SliceRegion::join() {
+  Guard g(*this);
+  own_slot_locked();
+}
+
 void SliceRegion::forget_slot_after_fork() {
   slot_ = -1;
   pid_ = static_cast<int>(getpid());

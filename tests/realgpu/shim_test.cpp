@@ -191,3 +191,18 @@ TEST_CASE("compute cap under force holds the share; the default policy lets a lo
                                slice_environment(lab.t, SliceSpec{"alone", 0, 30, "default", ""}));
   CHECK(alone["share"].get<double>() >= 0.9);
 }
+
+TEST_CASE("two processes of one slice share its compute cap, and burst together when alone") {
+  Lab lab;
+  auto pair_share = [&](const std::string& name, const std::string& policy) {
+    const auto env = slice_environment(lab.t, SliceSpec{name, 0, 30, policy, ""});
+    auto args = lab.probe({"spin", "--seconds", "6", "--kernel-us", "2000"});
+    Child a(args, env), b(args, env);
+    const json ja = first_json(a.wait().out), jb = first_json(b.wait().out);
+    return ja["share"].get<double>() + jb["share"].get<double>();
+  };
+  // force: the slice as a whole holds 30%, whatever it runs in.
+  CHECK(std::abs(pair_share("pair-force", "force") * 100 - 30) <= 3.0);
+  // default: the two are one tenant, alone on the card, so they may use it all.
+  CHECK(pair_share("pair-default", "default") >= 0.9);
+}

@@ -88,7 +88,7 @@ TEST_CASE("footprints count toward the slice; the view sums every live process")
   REQUIRE(pipe(ready) == 0);
   const pid_t child = spawn([&] {
     SliceRegion other(path);
-    other.release(dev, 0);  // claims a slot
+    other.join();
     const bool refused = !other.reserve(dev, MiB, 4000 * MiB).granted;
     char c = refused ? 'y' : 'n';
     (void)!write(ready[1], &c, 1);

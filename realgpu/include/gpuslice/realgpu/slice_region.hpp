@@ -75,6 +75,10 @@ class SliceRegion {
   // This process's own use (allocations only, without footprint).
   uint64_t own_allocated(int device) const;
 
+  // Takes this process's slot now (it is otherwise taken on first use), so
+  // that the slice's other processes count it as theirs, e.g. for the
+  // compute limiter of a slice without a memory limit.
+  void join();
   // After fork(): the child has no slot yet (it claims one on first use).
   void forget_slot_after_fork();
   // Drops this process's slot (normal exit).
