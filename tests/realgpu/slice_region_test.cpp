@@ -19,11 +19,22 @@ namespace {
 
 constexpr uint64_t MiB = 1ULL << 20;
 
-std::string fresh_path() {
-  char dir[] = "/tmp/gpuslice-region-XXXXXX";
-  REQUIRE(mkdtemp(dir) != nullptr);
-  return std::string(dir) + "/slice.cache";
-}
+// A region file in a folder of its own, removed when the test ends.
+struct FreshPath {
+  std::string dir;
+  std::string file;
+  FreshPath() {
+    char tmpl[] = "/tmp/gpuslice-region-XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir = tmpl;
+    file = dir + "/slice.cache";
+  }
+  ~FreshPath() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  operator const std::string&() const { return file; }
+};
 
 DeviceUuid uuid(unsigned char seed) {
   DeviceUuid u{};
@@ -52,7 +63,8 @@ int wait_exit(pid_t pid) {
 }  // namespace
 
 TEST_CASE("check and reserve: within the limit granted, past it refused with the total needed") {
-  SliceRegion region(fresh_path());
+  const FreshPath path;
+  SliceRegion region(path);
   const int dev = region.device(uuid(1));
   CHECK(region.reserve(dev, 3000 * MiB, 4000 * MiB).granted);
   const auto refused = region.reserve(dev, 1001 * MiB, 4000 * MiB);
@@ -66,7 +78,7 @@ TEST_CASE("check and reserve: within the limit granted, past it refused with the
 }
 
 TEST_CASE("devices are keyed by UUID, the same in every process") {
-  const auto path = fresh_path();
+  const FreshPath path;
   SliceRegion region(path);
   CHECK(region.device(uuid(7)) == 0);
   CHECK(region.device(uuid(9)) == 1);
@@ -78,7 +90,7 @@ TEST_CASE("devices are keyed by UUID, the same in every process") {
 }
 
 TEST_CASE("footprints count toward the slice; the view sums every live process") {
-  const auto path = fresh_path();
+  const FreshPath path;
   SliceRegion region(path);
   const int dev = region.device(uuid(1));
   region.set_footprint(dev, 300 * MiB);
@@ -104,7 +116,7 @@ TEST_CASE("footprints count toward the slice; the view sums every live process")
 }
 
 TEST_CASE("N processes racing to allocate never pass the cap together") {
-  const auto path = fresh_path();
+  const FreshPath path;
   SliceRegion region(path);
   const int dev = region.device(uuid(1));
   constexpr int kProcesses = 8;
@@ -135,7 +147,7 @@ TEST_CASE("N processes racing to allocate never pass the cap together") {
 }
 
 TEST_CASE("a process SIGKILLed while holding the lock stalls nobody and leaves nothing behind") {
-  const auto path = fresh_path();
+  const FreshPath path;
   SliceRegion region(path);
   const int dev = region.device(uuid(1));
   int ready[2];
@@ -159,7 +171,7 @@ TEST_CASE("a process SIGKILLed while holding the lock stalls nobody and leaves n
 }
 
 TEST_CASE("SIGKILL at random points during allocation: the slice always recovers in full") {
-  const auto path = fresh_path();
+  const FreshPath path;
   SliceRegion region(path);
   const int dev = region.device(uuid(1));
   srand(12345);
@@ -182,7 +194,7 @@ TEST_CASE("SIGKILL at random points during allocation: the slice always recovers
 }
 
 TEST_CASE("a forked child is a process of its own in the slice") {
-  const auto path = fresh_path();
+  const FreshPath path;
   SliceRegion region(path);
   const int dev = region.device(uuid(1));
   CHECK(region.reserve(dev, 100 * MiB, 0).granted);
@@ -199,10 +211,10 @@ TEST_CASE("a forked child is a process of its own in the slice") {
 }
 
 TEST_CASE("a file that is not a region of this version is refused, naming it") {
-  const auto path = fresh_path();
+  const FreshPath path;
   { SliceRegion region(path); }
   // Same magic, other version: another build of the shim is using it.
-  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  std::fstream f(path.file, std::ios::in | std::ios::out | std::ios::binary);
   f.seekp(8);
   const uint32_t other = 99;
   f.write(reinterpret_cast<const char*>(&other), sizeof other);
@@ -211,7 +223,7 @@ TEST_CASE("a file that is not a region of this version is refused, naming it") {
     SliceRegion region(path);
     FAIL("accepted");
   } catch (const RegionError& e) {
-    CHECK(std::string(e.what()).find(path) != std::string::npos);
+    CHECK(std::string(e.what()).find(path.file) != std::string::npos);
   }
   CHECK_THROWS_AS(SliceRegion("/nonexistent-dir/x.cache"), RegionError);
 }
