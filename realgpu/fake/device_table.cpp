@@ -98,15 +98,4 @@ Uuid device_uuid(std::size_t index, std::string_view name) {
   return uuid;
 }
 
-std::string nvml_uuid_string(const Uuid& uuid) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "GPU-";
-  for (std::size_t i = 0; i < uuid.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += kHex[uuid[i] >> 4];
-    out += kHex[uuid[i] & 0xF];
-  }
-  return out;
-}
-
 }  // namespace gpuslice::fake

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuslice/realgpu/uuid_text.hpp"
+
 namespace gpuslice::fake {
 
 inline constexpr const char* kFleetVariable = "GPUSLICE_FAKE_GPUS";
@@ -40,14 +42,11 @@ struct FleetParse {
 // around numbers, 1..kMaxDevices devices.
 FleetParse parse_fleet(std::string_view text);
 
-using Uuid = std::array<std::uint8_t, 16>;
+using Uuid = realgpu::DeviceUuid;  // written as text by realgpu::uuid_text
 
 // Deterministic in (physical index, name), so every process and both
 // libraries compute the same identity without sharing anything.
 Uuid device_uuid(std::size_t index, std::string_view name);
-
-// NVML's spelling: "GPU-" + 8-4-4-4-12 lowercase hex groups.
-std::string nvml_uuid_string(const Uuid& uuid);
 
 // FNV-1a, 64 bit: names the state file after the fleet text.
 std::uint64_t fnv1a64(std::string_view text, std::uint64_t seed = 0xcbf29ce484222325ULL);

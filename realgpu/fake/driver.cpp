@@ -6,11 +6,14 @@
 #include <cstring>
 
 #include "clock.hpp"
-#include "process_identity.hpp"
+#include "gpuslice/realgpu/process_identity.hpp"
 #include "timeline.hpp"
 #include "visible_devices.hpp"
 
 namespace gpuslice::fake {
+
+using realgpu::ProcessId;
+using realgpu::self_process;
 
 namespace {
 

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "process_identity.hpp"
+#include "gpuslice/realgpu/process_identity.hpp"
 #include "shared_state.hpp"
 
 namespace gpuslice::fake::ledger {
+
+using realgpu::ProcessId;
 
 enum class Kind { allocation, context };
 

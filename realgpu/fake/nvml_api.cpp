@@ -132,7 +132,7 @@ extern "C" nvmlReturn_t nvmlDeviceGetHandleByUUID(const char* uuid, nvmlDevice_t
   if (const nvmlReturn_t rc = n.require_initialised(); rc != NVML_SUCCESS) return rc;
   if (uuid == nullptr || device == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   for (std::size_t i = 0; i < n.fleet.size(); ++i) {
-    if (same_uuid(uuid, gpuslice::fake::nvml_uuid_string(gpuslice::fake::device_uuid(i, n.fleet[i].name)))) {
+    if (same_uuid(uuid, gpuslice::realgpu::uuid_text(gpuslice::fake::device_uuid(i, n.fleet[i].name)))) {
       *device = n.handle(i);
       return NVML_SUCCESS;
     }
@@ -164,8 +164,7 @@ extern "C" nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsig
   std::size_t index = 0;
   if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
   return gpuslice::fake::copy_out(
-      gpuslice::fake::nvml_uuid_string(gpuslice::fake::device_uuid(index, n.fleet[index].name)), uuid,
-      length);
+      gpuslice::realgpu::uuid_text(gpuslice::fake::device_uuid(index, n.fleet[index].name)), uuid, length);
 }
 
 extern "C" nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory_out) {

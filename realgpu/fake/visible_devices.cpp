@@ -28,7 +28,7 @@ std::optional<std::size_t> resolve(std::string_view token, std::span<const Devic
   if (iequal_prefix("GPU-", token)) {
     std::optional<std::size_t> match;
     for (std::size_t i = 0; i < fleet.size(); ++i) {
-      if (!iequal_prefix(token, nvml_uuid_string(device_uuid(i, fleet[i].name)))) continue;
+      if (!iequal_prefix(token, realgpu::uuid_text(device_uuid(i, fleet[i].name)))) continue;
       if (match) return std::nullopt;  // ambiguous prefix
       match = i;
     }

@@ -7,12 +7,14 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "driver.hpp"
 #include "gpuslice/realgpu/clock.hpp"
+#include "gpuslice/realgpu/uuid_text.hpp"
 #include "spin_kernel.hpp"
 
 using gpuslice::probe::Driver;
@@ -52,14 +54,12 @@ json view(const Driver& d, CUdevice dev) {
   if (d.has_nvml) {
     CUuuid uuid{};
     d.cuDeviceGetUuid_v2(&uuid, dev);
-    char text[64];
-    const auto* u = reinterpret_cast<const unsigned char*>(uuid.bytes);
-    std::snprintf(text, sizeof text,
-                  "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-                  u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    gpuslice::realgpu::DeviceUuid bytes{};
+    std::memcpy(bytes.data(), uuid.bytes, bytes.size());
+    const std::string text = gpuslice::realgpu::uuid_text(bytes);
     v["uuid"] = text;
     nvmlDevice_t h{};
-    if (d.nvmlDeviceGetHandleByUUID(text, &h) == NVML_SUCCESS) {
+    if (d.nvmlDeviceGetHandleByUUID(text.c_str(), &h) == NVML_SUCCESS) {
       nvmlMemory_t m{};
       if (d.nvmlDeviceGetMemoryInfo(h, &m) == NVML_SUCCESS)
         v["nvml"] = {{"total_bytes", m.total}, {"used_bytes", m.used}, {"free_bytes", m.free}};

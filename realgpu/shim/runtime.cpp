@@ -64,35 +64,6 @@ const char* env_or(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
-void uuid_text(const realgpu::DeviceUuid& u, char* out) {
-  std::snprintf(out, 48, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-                u[15]);
-}
-
-bool parse_uuid(const char* text, realgpu::DeviceUuid& out) {
-  if (std::strncmp(text, "GPU-", 4) == 0) text += 4;
-  size_t n = 0;
-  for (const char* p = text; *p && n < 32; ++p) {
-    if (*p == '-') continue;
-    int v;
-    if (*p >= '0' && *p <= '9')
-      v = *p - '0';
-    else if (*p >= 'a' && *p <= 'f')
-      v = *p - 'a' + 10;
-    else if (*p >= 'A' && *p <= 'F')
-      v = *p - 'A' + 10;
-    else
-      return false;
-    if (n % 2 == 0)
-      out[n / 2] = static_cast<unsigned char>(v << 4);
-    else
-      out[n / 2] = static_cast<unsigned char>(out[n / 2] | v);
-    ++n;
-  }
-  return n == 32;
-}
-
 }  // namespace
 
 std::span<HookEntry> hook_entries() { return g_hooks; }
@@ -190,9 +161,8 @@ bool Runtime::describe(int ordinal, Device& out) {
   std::memcpy(out.uuid.data(), uuid.bytes, 16);
   if (auto* reg = region()) out.region_device = reg->device(out.uuid);
   if (nvml_ready()) {
-    char text[48];
-    uuid_text(out.uuid, text);
-    if (r.nvmlDeviceGetHandleByUUID(text, &out.nvml) != NVML_SUCCESS) out.nvml = nullptr;
+    if (r.nvmlDeviceGetHandleByUUID(realgpu::uuid_text(out.uuid).c_str(), &out.nvml) != NVML_SUCCESS)
+      out.nvml = nullptr;
   }
   out.known = true;
   return true;
@@ -226,7 +196,7 @@ std::optional<int> Runtime::ordinal_of(nvmlDevice_t device) {
   const auto& r = real();
   char text[NVML_DEVICE_UUID_BUFFER_SIZE] = {};
   realgpu::DeviceUuid uuid{};
-  if (r.nvmlDeviceGetUUID(device, text, sizeof text) != NVML_SUCCESS || !parse_uuid(text, uuid))
+  if (r.nvmlDeviceGetUUID(device, text, sizeof text) != NVML_SUCCESS || !realgpu::parse_uuid_text(text, uuid))
     return std::nullopt;
   int count = 0;
   if (r.cuDeviceGetCount(&count) == CUDA_ERROR_NOT_INITIALIZED) {

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -10,8 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "gpuslice/realgpu/process_identity.hpp"
 
 namespace gpuslice::realgpu {
 
@@ -134,13 +133,13 @@ int SliceRegion::device(const DeviceUuid& uuid) {
 int SliceRegion::own_slot_locked() {
   if (slot_ >= 0 && layout_->slots[slot_].pid == pid_) return slot_;
   reclaim_dead_locked();
-  const auto start = process_start_time(pid_);
+  const ProcessId self = self_process();
   for (int i = 0; i < kRegionSlots; ++i) {
     auto& s = layout_->slots[i];
     if (s.pid != 0) continue;
     std::memset(s.allocated, 0, sizeof s.allocated);
     std::memset(s.footprint, 0, sizeof s.footprint);
-    s.start_time = start.value_or(0);
+    s.start_time = self.start_time;
     s.pid = pid_;  // last: the slot is claimed only once it is clean
     slot_ = i;
     return i;
@@ -151,11 +150,7 @@ int SliceRegion::own_slot_locked() {
 void SliceRegion::reclaim_dead_locked() {
   for (auto& s : layout_->slots) {
     if (s.pid == 0 || s.pid == pid_) continue;
-    const auto start = process_start_time(s.pid);
-    if (start && *start == s.start_time) continue;
-    // Without /proc (start time unknown when the slot was claimed) fall back
-    // to asking the kernel whether the pid exists.
-    if (s.start_time == 0 && (kill(s.pid, 0) == 0 || errno == EPERM)) continue;
+    if (is_alive(ProcessId{s.pid, s.start_time})) continue;
     std::memset(s.allocated, 0, sizeof s.allocated);
     std::memset(s.footprint, 0, sizeof s.footprint);
     s.pid = 0;
@@ -241,23 +236,6 @@ void SliceRegion::lock_forever_for_test() {
   pthread_mutex_lock(&layout_->mutex);
   own_slot_locked();
   for (;;) pause();
-}
-
-std::optional<uint64_t> process_start_time(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
-  // The command name (field 2) may hold spaces and parentheses: fields
-  // after it start past the last ')'.
-  const auto close_paren = line.rfind(')');
-  if (close_paren == std::string::npos) return std::nullopt;
-  std::istringstream rest(line.substr(close_paren + 1));
-  std::string field;
-  for (int n = 3; rest >> field; ++n) {
-    if (n == 3 && (field == "Z" || field == "X")) return std::nullopt;
-    if (n == 22) return std::stoull(field);
-  }
-  return std::nullopt;
 }
 
 }  // namespace gpuslice::realgpu

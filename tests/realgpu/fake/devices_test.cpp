@@ -22,7 +22,7 @@ std::string cuda_name(CUdevice device) {
 std::string uuid_text(const CUuuid& uuid) {
   gpuslice::fake::Uuid bytes{};
   std::memcpy(bytes.data(), uuid.bytes, bytes.size());
-  return gpuslice::fake::nvml_uuid_string(bytes);
+  return gpuslice::realgpu::uuid_text(bytes);
 }
 
 std::string nvml_uuid(unsigned index) {
@@ -182,7 +182,7 @@ TEST_CASE("CUDA and NVML report the same UUID for each device", "[fake][devices]
   // Two cards of the same model still differ (the index is in the hash).
   CHECK(seen[0] != seen[1]);
   // Deterministic: another process, or a reload, derives the same bytes.
-  CHECK(seen[2] == gpuslice::fake::nvml_uuid_string(gpuslice::fake::device_uuid(2, "Other")));
+  CHECK(seen[2] == gpuslice::realgpu::uuid_text(gpuslice::fake::device_uuid(2, "Other")));
   nvmlDevice_t none = nullptr;
   CHECK(nvmlDeviceGetHandleByUUID("GPU-00000000-0000-0000-0000-000000000000", &none) == NVML_ERROR_NOT_FOUND);
   CHECK(nvmlShutdown() == NVML_SUCCESS);
@@ -226,7 +226,7 @@ TEST_CASE("CUDA_VISIBLE_DEVICES ends at its first bad entry, like the real drive
     CHECK(cuda_name(0) == "B");
   }
   SECTION("a UUID selects by identity") {
-    const std::string uuid = gpuslice::fake::nvml_uuid_string(gpuslice::fake::device_uuid(1, "B"));
+    const std::string uuid = gpuslice::realgpu::uuid_text(gpuslice::fake::device_uuid(1, "B"));
     FakeEnvironment env({.gpus = "A:1024:10;B:2048:20", .visible_devices = uuid});
     REQUIRE(cuInit(0) == CUDA_SUCCESS);
     int count = 0;

@@ -9,12 +9,13 @@
 
 #include "device_table.hpp"
 #include "fake_fixture.hpp"
+#include "gpuslice/realgpu/process_identity.hpp"
 #include "ledger.hpp"
-#include "process_identity.hpp"
 #include "timeline.hpp"
 #include "visible_devices.hpp"
 
 namespace fake = gpuslice::fake;
+namespace realgpu = gpuslice::realgpu;
 using fake_test::FakeEnvironment;
 
 namespace {
@@ -70,16 +71,16 @@ TEST_CASE("the ledger drops records whose pid is dead or reused", "[fake][state]
   auto state = attach(env, "A:1024:1");
   fake::SharedState::Guard guard = state->lock();
   REQUIRE(guard);
-  const fake::ProcessId self = fake::self_process();
+  const realgpu::ProcessId self = realgpu::self_process();
   REQUIRE(self.start_time != 0);
   REQUIRE(fake::ledger::charge(*guard, self, 0, 100, fake::ledger::Kind::allocation) ==
           fake::ledger::Charge::ok);
   // Our pid with another start time: a previous process that had our pid.
-  const fake::ProcessId reused{self.pid, self.start_time + 1};
+  const realgpu::ProcessId reused{self.pid, self.start_time + 1};
   REQUIRE(fake::ledger::charge(*guard, reused, 0, 200, fake::ledger::Kind::allocation) ==
           fake::ledger::Charge::ok);
   // A pid that cannot exist.
-  const fake::ProcessId gone{0x3fffffff, 1};
+  const realgpu::ProcessId gone{0x3fffffff, 1};
   REQUIRE(fake::ledger::charge(*guard, gone, 0, 400, fake::ledger::Kind::context) ==
           fake::ledger::Charge::ok);
   CHECK(fake::ledger::used_bytes(*guard, 0) == 700);
@@ -133,7 +134,7 @@ TEST_CASE("visible devices parse like the real driver", "[fake][state]") {
   CHECK(fake::visible_devices("1,x,2", fleet) == V{1});
   CHECK(fake::visible_devices("3", fleet) == V{});
   CHECK(fake::visible_devices("", fleet) == V{});
-  const std::string uuid = fake::nvml_uuid_string(fake::device_uuid(2, "c"));
+  const std::string uuid = gpuslice::realgpu::uuid_text(fake::device_uuid(2, "c"));
   CHECK(fake::visible_devices(uuid.substr(0, 12), fleet) == V{2});
   CHECK(fake::visible_devices("GPU-", fleet) == V{});  // ambiguous prefix
 }

@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
+#include "gpuslice/realgpu/uuid_text.hpp"
+
 namespace gpuslice::realgpu {
 
 inline constexpr int kRegionDevices = 16;
 inline constexpr int kRegionSlots = 1024;
-
-using DeviceUuid = std::array<unsigned char, 16>;
 
 struct RegionError : std::exception {
   explicit RegionError(std::string what) : message(std::move(what)) {}
@@ -101,10 +101,5 @@ class SliceRegion {
   int slot_ = -1;
   int pid_ = 0;
 };
-
-// Process identity that survives pid reuse: start time in clock ticks since
-// boot (field 22 of /proc/<pid>/stat); nullopt when the process is gone or a
-// zombie (the driver has already freed a zombie's memory).
-std::optional<uint64_t> process_start_time(int pid);
 
 }  // namespace gpuslice::realgpu

@@ -3,7 +3,9 @@
 // record whose process is gone, a zombie, or a different process with the
 // same pid, belongs to a dead process and is reclaimed.
 //
-// All processes sharing one state file must share a pid namespace and /proc.
+// Shared by the shim's slice accounting and the fake driver's state. All
+// processes sharing one file must share a pid namespace. Without /proc (start
+// time unknown, recorded as 0) a record is alive while its pid exists.
 #pragma once
 
 #include <sys/types.h>
@@ -11,7 +13,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace gpuslice::fake {
+namespace gpuslice::realgpu {
 
 struct ProcessId {
   std::int32_t pid = 0;
@@ -27,4 +29,4 @@ std::optional<std::uint64_t> running_start_time(pid_t pid);
 
 bool is_alive(const ProcessId& process);
 
-}  // namespace gpuslice::fake
+}  // namespace gpuslice::realgpu

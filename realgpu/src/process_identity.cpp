@@ -1,13 +1,15 @@
-#include "process_identity.hpp"
+#include "gpuslice/realgpu/process_identity.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-namespace gpuslice::fake {
+namespace gpuslice::realgpu {
 
 std::optional<std::uint64_t> running_start_time(pid_t pid) {
   if (pid <= 0) return std::nullopt;
@@ -49,8 +51,10 @@ ProcessId self_process() {
 }
 
 bool is_alive(const ProcessId& process) {
+  if (process.pid <= 0) return false;
+  if (process.start_time == 0) return ::kill(process.pid, 0) == 0 || errno == EPERM;
   const std::optional<std::uint64_t> start = running_start_time(process.pid);
   return start && *start == process.start_time;
 }
 
-}  // namespace gpuslice::fake
+}  // namespace gpuslice::realgpu
