@@ -5,10 +5,6 @@
 using gpuslice::shim::Level;
 using gpuslice::shim::Runtime;
 
-namespace {
-int current_ordinal_or(int fallback) { return Runtime::get().current_ordinal().value_or(fallback); }
-}  // namespace
-
 // Contexts and modules take memory the application never asked for; it is
 // measured (NVML's per-process figure) and recorded as the footprint.
 GPUSLICE_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice dev) {
@@ -36,20 +32,20 @@ GPUSLICE_EXPORT CUresult cuCtxCreate_v4(CUcontext* ctx, CUctxCreateParams* param
 GPUSLICE_EXPORT CUresult cuModuleLoad(CUmodule* module, const char* fname) {
   auto& rt = Runtime::get();
   const CUresult rc = rt.real().cuModuleLoad(module, fname);
-  if (rc == CUDA_SUCCESS) rt.measure_footprint(current_ordinal_or(0));
+  if (rc == CUDA_SUCCESS) rt.measure_footprint(rt.current_ordinal_or(0));
   return rc;
 }
 GPUSLICE_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   auto& rt = Runtime::get();
   const CUresult rc = rt.real().cuModuleLoadData(module, image);
-  if (rc == CUDA_SUCCESS) rt.measure_footprint(current_ordinal_or(0));
+  if (rc == CUDA_SUCCESS) rt.measure_footprint(rt.current_ordinal_or(0));
   return rc;
 }
 GPUSLICE_EXPORT CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int num_options,
                                             CUjit_option* options, void** values) {
   auto& rt = Runtime::get();
   const CUresult rc = rt.real().cuModuleLoadDataEx(module, image, num_options, options, values);
-  if (rc == CUDA_SUCCESS) rt.measure_footprint(current_ordinal_or(0));
+  if (rc == CUDA_SUCCESS) rt.measure_footprint(rt.current_ordinal_or(0));
   return rc;
 }
 

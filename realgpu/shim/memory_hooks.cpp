@@ -29,7 +29,10 @@ AllocationMap<CUarray>& arrays() {
   return *m;
 }
 
-int current_ordinal_or(int fallback) { return Runtime::get().current_ordinal().value_or(fallback); }
+void log_oom(int ordinal, uint64_t needed, uint64_t limit) {
+  Runtime::get().log(Level::Error, "Device %d OOM %llu / %llu", ordinal,
+                     static_cast<unsigned long long>(needed), static_cast<unsigned long long>(limit));
+}
 
 // Reserve `bytes` on `ordinal`, run `allocate`, and on success hand the
 // reservation to `keep`. Devices without a limit pass straight through.
@@ -49,8 +52,7 @@ CUresult counted(int ordinal, uint64_t bytes, Allocate&& allocate, Keep&& keep) 
   }
   const auto r = region->reserve(rdev, bytes, limit);
   if (!r.granted) {
-    rt.log(Level::Error, "Device %d OOM %llu / %llu", ordinal, static_cast<unsigned long long>(r.needed),
-           static_cast<unsigned long long>(limit));
+    log_oom(ordinal, r.needed, limit);
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   const CUresult rc = allocate();
@@ -67,6 +69,20 @@ void give_back(const std::optional<Held>& held) {
   if (auto* region = Runtime::get().region()) region->release(held->region_device, held->bytes);
 }
 
+// A device-pointer allocation on the current device, remembered for its free.
+template <class Allocate>
+CUresult counted_pointer(CUdeviceptr* dptr, uint64_t bytes, Allocate&& allocate) {
+  return counted(Runtime::get().current_ordinal_or(0), bytes, allocate,
+                 [&](Held h) { pointers().add(*dptr, h); });
+}
+
+// A free the driver accepted returns what its allocation reserved.
+template <class Handle>
+CUresult freed(CUresult rc, AllocationMap<Handle>& map, Handle handle) {
+  if (rc == CUDA_SUCCESS) give_back(map.take(handle));
+  return rc;
+}
+
 // Bytes an array takes; formats without a fixed element size (block-
 // compressed, video) are counted at 2 bytes a channel, above what any of
 // them takes per texel.
@@ -79,25 +95,20 @@ uint64_t array_bytes(uint64_t width, uint64_t height, uint64_t depth, unsigned c
 }  // namespace
 
 GPUSLICE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-  const int dev = current_ordinal_or(0);
-  return counted(
-      dev, bytesize, [&] { return Runtime::get().real().cuMemAlloc_v2(dptr, bytesize); },
-      [&](Held h) { pointers().add(*dptr, h); });
+  return counted_pointer(dptr, bytesize, [&] { return Runtime::get().real().cuMemAlloc_v2(dptr, bytesize); });
 }
 
 GPUSLICE_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
   // Managed memory can migrate; it is charged to the device current at
   // allocation, as the application would expect to find it there.
-  const int dev = current_ordinal_or(0);
-  return counted(
-      dev, bytesize, [&] { return Runtime::get().real().cuMemAllocManaged(dptr, bytesize, flags); },
-      [&](Held h) { pointers().add(*dptr, h); });
+  return counted_pointer(dptr, bytesize,
+                         [&] { return Runtime::get().real().cuMemAllocManaged(dptr, bytesize, flags); });
 }
 
 GPUSLICE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height,
                                             unsigned int element_size) {
   auto& rt = Runtime::get();
-  const int dev = current_ordinal_or(0);
+  const int dev = rt.current_ordinal_or(0);
   // The pitch is only known afterwards: reserve the usual 512-byte-aligned
   // rows, then settle the difference.
   const uint64_t estimate = ((width + 511) / 512) * 512 * std::max<size_t>(height, 1);
@@ -111,8 +122,7 @@ GPUSLICE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, si
   if (actual > estimate) {
     const auto extra = region->reserve(held.region_device, actual - estimate, rt.memory_limit(dev));
     if (!extra.granted) {
-      rt.log(Level::Error, "Device %d OOM %llu / %llu", dev, static_cast<unsigned long long>(extra.needed),
-             static_cast<unsigned long long>(rt.memory_limit(dev)));
+      log_oom(dev, extra.needed, rt.memory_limit(dev));
       rt.real().cuMemFree_v2(*dptr);
       region->release(held.region_device, estimate);
       return CUDA_ERROR_OUT_OF_MEMORY;
@@ -125,9 +135,7 @@ GPUSLICE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, si
 }
 
 GPUSLICE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  const CUresult rc = Runtime::get().real().cuMemFree_v2(dptr);
-  if (rc == CUDA_SUCCESS) give_back(pointers().take(dptr));
-  return rc;
+  return freed(Runtime::get().real().cuMemFree_v2(dptr), pointers(), dptr);
 }
 
 // Stream-ordered allocations are charged when requested and returned when
@@ -135,40 +143,30 @@ GPUSLICE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
 // (a pool may keep the pages cached; they are the driver's, reusable by
 // this slice's next request).
 GPUSLICE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return counted(
-      current_ordinal_or(0), bytesize,
-      [&] { return Runtime::get().real().cuMemAllocAsync(dptr, bytesize, stream); },
-      [&](Held h) { pointers().add(*dptr, h); });
+  return counted_pointer(dptr, bytesize,
+                         [&] { return Runtime::get().real().cuMemAllocAsync(dptr, bytesize, stream); });
 }
 GPUSLICE_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return counted(
-      current_ordinal_or(0), bytesize,
-      [&] { return Runtime::get().real().cuMemAllocAsync_ptsz(dptr, bytesize, stream); },
-      [&](Held h) { pointers().add(*dptr, h); });
+  return counted_pointer(dptr, bytesize,
+                         [&] { return Runtime::get().real().cuMemAllocAsync_ptsz(dptr, bytesize, stream); });
 }
 GPUSLICE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                                  CUstream stream) {
-  return counted(
-      current_ordinal_or(0), bytesize,
-      [&] { return Runtime::get().real().cuMemAllocFromPoolAsync(dptr, bytesize, pool, stream); },
-      [&](Held h) { pointers().add(*dptr, h); });
+  return counted_pointer(dptr, bytesize, [&] {
+    return Runtime::get().real().cuMemAllocFromPoolAsync(dptr, bytesize, pool, stream);
+  });
 }
 GPUSLICE_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                                       CUstream stream) {
-  return counted(
-      current_ordinal_or(0), bytesize,
-      [&] { return Runtime::get().real().cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, stream); },
-      [&](Held h) { pointers().add(*dptr, h); });
+  return counted_pointer(dptr, bytesize, [&] {
+    return Runtime::get().real().cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, stream);
+  });
 }
 GPUSLICE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
-  const CUresult rc = Runtime::get().real().cuMemFreeAsync(dptr, stream);
-  if (rc == CUDA_SUCCESS) give_back(pointers().take(dptr));
-  return rc;
+  return freed(Runtime::get().real().cuMemFreeAsync(dptr, stream), pointers(), dptr);
 }
 GPUSLICE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
-  const CUresult rc = Runtime::get().real().cuMemFreeAsync_ptsz(dptr, stream);
-  if (rc == CUDA_SUCCESS) give_back(pointers().take(dptr));
-  return rc;
+  return freed(Runtime::get().real().cuMemFreeAsync_ptsz(dptr, stream), pointers(), dptr);
 }
 
 // Virtual memory management: the physical allocation is what takes memory.
@@ -179,25 +177,21 @@ GPUSLICE_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_
   return counted(prop->location.id, size, call, [&](Held h) { physical().add(*handle, h); });
 }
 GPUSLICE_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
-  const CUresult rc = Runtime::get().real().cuMemRelease(handle);
-  if (rc == CUDA_SUCCESS) give_back(physical().take(handle));
-  return rc;
+  return freed(Runtime::get().real().cuMemRelease(handle), physical(), handle);
 }
 
 GPUSLICE_EXPORT CUresult cuArrayCreate_v2(CUarray* array, const CUDA_ARRAY_DESCRIPTOR* desc) {
   auto call = [&] { return Runtime::get().real().cuArrayCreate_v2(array, desc); };
   if (!desc) return call();
   const uint64_t bytes = array_bytes(desc->Width, desc->Height, 1, desc->NumChannels, desc->Format);
-  return counted(current_ordinal_or(0), bytes, call, [&](Held h) { arrays().add(*array, h); });
+  return counted(Runtime::get().current_ordinal_or(0), bytes, call, [&](Held h) { arrays().add(*array, h); });
 }
 GPUSLICE_EXPORT CUresult cuArray3DCreate_v2(CUarray* array, const CUDA_ARRAY3D_DESCRIPTOR* desc) {
   auto call = [&] { return Runtime::get().real().cuArray3DCreate_v2(array, desc); };
   if (!desc) return call();
   const uint64_t bytes = array_bytes(desc->Width, desc->Height, desc->Depth, desc->NumChannels, desc->Format);
-  return counted(current_ordinal_or(0), bytes, call, [&](Held h) { arrays().add(*array, h); });
+  return counted(Runtime::get().current_ordinal_or(0), bytes, call, [&](Held h) { arrays().add(*array, h); });
 }
 GPUSLICE_EXPORT CUresult cuArrayDestroy(CUarray array) {
-  const CUresult rc = Runtime::get().real().cuArrayDestroy(array);
-  if (rc == CUDA_SUCCESS) give_back(arrays().take(array));
-  return rc;
+  return freed(Runtime::get().real().cuArrayDestroy(array), arrays(), array);
 }

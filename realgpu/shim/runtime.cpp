@@ -145,43 +145,40 @@ realgpu::SliceRegion* Runtime::region() {
   return region_;
 }
 
-bool Runtime::describe(int ordinal, Device& out) {
+bool Runtime::cuda_ready() {
+  // An NVML-only process (nvidia-smi in the container) never calls cuInit,
+  // yet the map from NVML devices to CUDA ordinals comes from the driver.
+  std::call_once(cuda_once_, [this] { cuda_ok_ = real().cuInit(0) == CUDA_SUCCESS; });
+  return cuda_ok_;
+}
+
+std::optional<Runtime::Device> Runtime::device(int ordinal) {
+  if (ordinal < 0 || ordinal >= realgpu::kMaxDevices || !cuda_ready()) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  Device& d = devices_[ordinal];
+  if (d.known) return d;
   const auto& r = real();
   CUdevice dev = 0;
-  CUresult rc = r.cuDeviceGet(&dev, ordinal);
-  if (rc == CUDA_ERROR_NOT_INITIALIZED) {
-    // An NVML-only process (nvidia-smi in the container): the map from
-    // NVML devices to CUDA ordinals still comes from the driver.
-    if (r.cuInit(0) != CUDA_SUCCESS) return false;
-    rc = r.cuDeviceGet(&dev, ordinal);
-  }
-  if (rc != CUDA_SUCCESS) return false;
   CUuuid uuid{};
-  if (r.cuDeviceGetUuid_v2(&uuid, dev) != CUDA_SUCCESS) return false;
-  std::memcpy(out.uuid.data(), uuid.bytes, 16);
-  if (auto* reg = region()) out.region_device = reg->device(out.uuid);
-  if (nvml_ready()) {
-    if (r.nvmlDeviceGetHandleByUUID(realgpu::uuid_text(out.uuid).c_str(), &out.nvml) != NVML_SUCCESS)
-      out.nvml = nullptr;
-  }
-  out.known = true;
-  return true;
+  if (r.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS || r.cuDeviceGetUuid_v2(&uuid, dev) != CUDA_SUCCESS)
+    return std::nullopt;
+  std::memcpy(d.uuid.data(), uuid.bytes, d.uuid.size());
+  if (auto* reg = region()) d.region_device = reg->device(d.uuid);
+  if (nvml_ready() &&
+      r.nvmlDeviceGetHandleByUUID(realgpu::uuid_text(d.uuid).c_str(), &d.nvml) != NVML_SUCCESS)
+    d.nvml = nullptr;
+  d.known = true;
+  return d;
 }
 
 int Runtime::region_device(int ordinal) {
-  if (ordinal < 0 || ordinal >= realgpu::kMaxDevices) return -1;
-  std::lock_guard lock(mutex_);
-  auto& d = devices_[ordinal];
-  if (!d.known && !describe(ordinal, d)) return -1;
-  return d.region_device;
+  const auto d = device(ordinal);
+  return d ? d->region_device : -1;
 }
 
 nvmlDevice_t Runtime::nvml_device(int ordinal) {
-  if (ordinal < 0 || ordinal >= realgpu::kMaxDevices) return nullptr;
-  std::lock_guard lock(mutex_);
-  auto& d = devices_[ordinal];
-  if (!d.known && !describe(ordinal, d)) return nullptr;
-  return d.nvml;
+  const auto d = device(ordinal);
+  return d ? d->nvml : nullptr;
 }
 
 std::optional<int> Runtime::current_ordinal() {
@@ -190,25 +187,18 @@ std::optional<int> Runtime::current_ordinal() {
   return static_cast<int>(dev);
 }
 
-std::optional<int> Runtime::ordinal_of(nvmlDevice_t device) {
+std::optional<int> Runtime::ordinal_of(nvmlDevice_t nvml) {
   // By UUID, never by index: NVML numbers cards in PCI order, CUDA in its
   // own order filtered by CUDA_VISIBLE_DEVICES (HAMi-core mixes the two).
-  const auto& r = real();
   char text[NVML_DEVICE_UUID_BUFFER_SIZE] = {};
   realgpu::DeviceUuid uuid{};
-  if (r.nvmlDeviceGetUUID(device, text, sizeof text) != NVML_SUCCESS || !realgpu::parse_uuid_text(text, uuid))
-    return std::nullopt;
   int count = 0;
-  if (r.cuDeviceGetCount(&count) == CUDA_ERROR_NOT_INITIALIZED) {
-    if (r.cuInit(0) != CUDA_SUCCESS) return std::nullopt;
-    r.cuDeviceGetCount(&count);
-  }
-  std::lock_guard lock(mutex_);
-  for (int i = 0; i < count && i < realgpu::kMaxDevices; ++i) {
-    auto& d = devices_[i];
-    if (!d.known && !describe(i, d)) continue;
-    if (d.uuid == uuid) return i;
-  }
+  if (real().nvmlDeviceGetUUID(nvml, text, sizeof text) != NVML_SUCCESS ||
+      !realgpu::parse_uuid_text(text, uuid) || !cuda_ready() ||
+      real().cuDeviceGetCount(&count) != CUDA_SUCCESS)
+    return std::nullopt;
+  for (int i = 0; i < count; ++i)
+    if (const auto d = device(i); d && d->uuid == uuid) return i;
   return std::nullopt;
 }
 

@@ -48,6 +48,7 @@ class Runtime {
   // The region's index for a CUDA ordinal; -1 when unknown.
   int region_device(int ordinal);
   std::optional<int> current_ordinal();
+  int current_ordinal_or(int fallback) { return current_ordinal().value_or(fallback); }
   std::optional<int> ordinal_of(nvmlDevice_t device);
   nvmlDevice_t nvml_device(int ordinal);
   // After a context or module is made: what the driver holds for this
@@ -65,13 +66,14 @@ class Runtime {
     int region_device = -1;
     nvmlDevice_t nvml = nullptr;
   };
-  bool describe(int ordinal, Device& out);  // mutex_ held
+  bool cuda_ready();                          // the real driver initialised (cuInit once)
+  std::optional<Device> device(int ordinal);  // described on first use, then cached
 
   realgpu::SliceEnv env_;
   std::string env_error_;
   RealDriver real_;
-  std::once_flag driver_once_, nvml_once_, region_once_;
-  bool nvml_ok_ = false;
+  std::once_flag driver_once_, cuda_once_, nvml_once_, region_once_;
+  bool cuda_ok_ = false, nvml_ok_ = false;
   realgpu::SliceRegion* region_ = nullptr;
   std::mutex mutex_;
   Device devices_[realgpu::kMaxDevices];

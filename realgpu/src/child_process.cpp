@@ -121,6 +121,14 @@ void Child::kill_hard() {
   if (!waited_ && pid_ > 0) ::kill(pid_, SIGKILL);
 }
 
+std::string lines_containing(const std::string& text, std::string_view needle) {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line))
+    if (line.find(needle) != std::string::npos) out += line + "\n";
+  return out;
+}
+
 ChildResult run_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   Child c(argv, env);
   return c.wait();

@@ -34,16 +34,6 @@ json parse_result(const ChildResult& r) {
   return j;
 }
 
-std::string oom_line(const std::string& err) {
-  const auto at = err.find("OOM");
-  if (at == std::string::npos) return "";
-  const auto start = err.rfind('\n', at);
-  const auto end = err.find('\n', at);
-  return err.substr(
-      start == std::string::npos ? 0 : start + 1,
-      end == std::string::npos ? std::string::npos : end - (start == std::string::npos ? 0 : start + 1));
-}
-
 std::string mib(uint64_t bytes) { return fmt::format("{} MiB", bytes / MiB); }
 
 class Checker {
@@ -67,8 +57,8 @@ class Checker {
     view(report);
     cap_and_neighbour(report);
     proc_address(report);
-    compute(report, 6, 30, "force");
-    compute(report, 7, 60, "force");
+    compute(report, 30, "force");
+    compute(report, 60, "force");
     bursting(report);
     shared_default(report);
     return report;
@@ -85,7 +75,7 @@ class Checker {
   std::string chunk() const { return std::to_string(o_.chunk_mib); }
 
   void co_residency(CheckReport& report) {
-    Exercise e{1, "Co-residency", "two slices hold memory on one physical GPU at the same time"};
+    Exercise e{"Co-residency", "two slices hold memory on one physical GPU at the same time"};
     const uint64_t half = o_.slice_mib / 2 / o_.chunk_mib * o_.chunk_mib;
     auto args =
         probe({"alloc", "--chunk-mib", chunk(), "--max-mib", std::to_string(half), "--hold-ms", "3000"});
@@ -108,7 +98,7 @@ class Checker {
   }
 
   void view(CheckReport& report) {
-    Exercise e{2, "Virtualized device view",
+    Exercise e{"Virtualized device view",
                "inside the slice the card is as large as the slice (driver and NVML)"};
     const uint64_t hold = std::min<uint64_t>(1024, o_.slice_mib / 4);
     const json j = parse_result(
@@ -142,9 +132,9 @@ class Checker {
 
   void cap_and_neighbour(CheckReport& report) {
     Exercise cap{
-        3, "Memory-cap enforcement",
+        "Memory-cap enforcement",
         "allocation refused at the slice by the shim (CUDA_ERROR_OUT_OF_MEMORY), while the card has room"};
-    Exercise neighbour{4, "Neighbour unaffected",
+    Exercise neighbour{"Neighbour unaffected",
                        "another slice on the card allocates normally while one is at its cap"};
     Child capped(probe({"alloc", "--chunk-mib", chunk(), "--hold-ms", "3000"}),
                  slice_environment(t_, slice("cap")));
@@ -156,7 +146,8 @@ class Checker {
     const ChildResult rc = capped.wait();
     const uint64_t limit = o_.slice_mib * MiB;
     const uint64_t got = jc.value("allocated_bytes", 0ULL);
-    const std::string oom = oom_line(rc.err);
+    std::string oom = lines_containing(rc.err, " OOM ");
+    oom = oom.substr(0, oom.find('\n'));  // the first refusal
     const std::string stopped = jc.value("stopped_by", "?");
     // The card had room: what the slice was refused fits in what the card
     // has beyond this slice's cap.
@@ -177,7 +168,7 @@ class Checker {
 
   void proc_address(CheckReport& report) {
     Exercise e{
-        5, "cuGetProcAddress path",
+        "cuGetProcAddress path",
         "an application resolving the driver through cuGetProcAddress (CUDA runtime, PyTorch) is capped too"};
     const ChildResult r = run_child(probe({"--proc-address", "alloc", "--chunk-mib", chunk()}),
                                     slice_environment(t_, slice("proc")));
@@ -197,8 +188,8 @@ class Checker {
                   slice_environment(t_, s)));
   }
 
-  void compute(CheckReport& report, int number, int cores, const std::string& policy) {
-    Exercise e{number, fmt::format("Compute cap {}% ({})", cores, policy),
+  void compute(CheckReport& report, int cores, const std::string& policy) {
+    Exercise e{fmt::format("Compute cap {}% ({})", cores, policy),
                fmt::format("device share over {:g} s within 3 points of {}%", o_.compute_seconds, cores)};
     const json j = spin(slice(fmt::format("compute{}", cores), cores, policy));
     const double share = j.value("share", -1.0);
@@ -211,7 +202,7 @@ class Checker {
   }
 
   void bursting(CheckReport& report) {
-    Exercise e{8, "Default policy: bursting when alone",
+    Exercise e{"Default policy: bursting when alone",
                "with GPU_CORE_UTILIZATION_POLICY=default and 30% cores, a slice alone on the card uses it "
                "fully (>= 90%)"};
     const json j = spin(slice("burst", 30, "default"));
@@ -223,7 +214,7 @@ class Checker {
   }
 
   void shared_default(CheckReport& report) {
-    Exercise e{9, "Default policy: throttled when shared",
+    Exercise e{"Default policy: throttled when shared",
                "two 30% slices sharing the card under the default policy each get 30% (within 3 points)"};
     auto args = probe({"spin", "--seconds", fmt::format("{}", o_.compute_seconds), "--kernel-us", "2000"});
     Child a(args, slice_environment(t_, slice("shared-a", 30, "default")));
@@ -252,13 +243,15 @@ bool CheckReport::passed() const {
 json CheckReport::to_json() const {
   json out = {{"driver", driver}, {"device", device}, {"passed", passed()}};
   out["exercises"] = json::array();
-  for (const auto& e : exercises)
-    out["exercises"].push_back({{"number", e.number},
+  for (size_t i = 0; i < exercises.size(); ++i) {
+    const Exercise& e = exercises[i];
+    out["exercises"].push_back({{"number", i + 1},
                                 {"name", e.name},
                                 {"criteria", e.criteria},
                                 {"passed", e.passed},
                                 {"result", e.result},
                                 {"evidence", e.evidence}});
+  }
   return out;
 }
 
@@ -266,11 +259,13 @@ void CheckReport::print(std::ostream& out) const {
   out << fmt::format("gpuslice realgpu check: {} driver, {} ({})\n", driver, device.value("name", "?"),
                      mib(device.value("device_total_bytes", 0ULL)));
   out << "| # | Exercise | Pass criteria | Result |\n|---|---|---|---|\n";
-  for (const auto& e : exercises)
-    out << fmt::format("| {} | {} | {} | {} {} |\n", e.number, e.name, e.criteria, e.passed ? "PASS" : "FAIL",
-                       e.result);
   size_t ok = 0;
-  for (const auto& e : exercises) ok += e.passed;
+  for (size_t i = 0; i < exercises.size(); ++i) {
+    const Exercise& e = exercises[i];
+    out << fmt::format("| {} | {} | {} | {} {} |\n", i + 1, e.name, e.criteria, e.passed ? "PASS" : "FAIL",
+                       e.result);
+    ok += e.passed;
+  }
   out << fmt::format("{} of {} exercises passed\n", ok, exercises.size());
 }
 

@@ -40,14 +40,6 @@ std::string tail(const std::string& text, size_t lines) {
   return text.substr(pos == std::string::npos || pos == 0 ? 0 : pos + 1);
 }
 
-std::string shim_lines(const std::string& err) {
-  std::istringstream in(err);
-  std::string line, out;
-  while (std::getline(in, line))
-    if (line.rfind("[gpuslice ", 0) == 0) out += line + "\n";
-  return out;
-}
-
 }  // namespace
 
 LocalScenario load_local_scenario(const std::string& path) {
@@ -127,24 +119,22 @@ LocalScenario load_local_scenario(const std::string& path) {
 
 namespace {
 
-std::string pod_manifest(const LocalPod& p) {
+// The pod as a manifest `gpuslice place` reads; a placed pod carries the
+// annotations that say where it runs (so its usage counts for the next).
+std::string pod_manifest(const LocalPod& p, const std::string& node = "",
+                         const std::string& allocation = "") {
   std::string limits = fmt::format("nvidia.com/gpu: {}", p.gpu);
   if (p.gpumem_mib > 0) limits += fmt::format(", nvidia.com/gpumem: {}", p.gpumem_mib);
   if (p.gpucores > 0) limits += fmt::format(", nvidia.com/gpucores: {}", p.gpucores);
+  const std::string annotations =
+      node.empty()
+          ? ""
+          : fmt::format(", annotations: {{hami.io/vgpu-node: {}, hami.io/vgpu-devices-allocated: {}}}",
+                        json(node).dump(), json(allocation).dump());
   return fmt::format(
-      "apiVersion: v1\nkind: Pod\nmetadata: {{name: {}}}\nspec:\n  containers:\n  - name: main\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {{name: {}{}}}\nspec:\n  containers:\n  - name: main\n"
       "    resources: {{limits: {{{}}}}}\n",
-      json(p.name).dump(), limits);
-}
-
-std::string placed_manifest(const LocalPod& p, const std::string& node, const std::string& allocation) {
-  std::string m = pod_manifest(p);
-  const auto at = m.find("metadata: {name: ");
-  m.replace(at, std::string("metadata: {name: ").size() + json(p.name).dump().size() + 1,
-            fmt::format("metadata: {{name: {}, annotations: {{hami.io/vgpu-node: {}, "
-                        "hami.io/vgpu-devices-allocated: {}}}}}",
-                        json(p.name).dump(), json(node).dump(), json(allocation).dump()));
-  return m;
+      json(p.name).dump(), annotations, limits);
 }
 
 }  // namespace
@@ -222,7 +212,7 @@ RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
       continue;
     }
     out.allocation = placed.allocation_annotation;
-    existing += (existing.empty() ? "" : "---\n") + placed_manifest(pod, report.node, out.allocation);
+    existing += (existing.empty() ? "" : "---\n") + pod_manifest(pod, report.node, out.allocation);
     // The environment HAMi's device plugin injects, per granted card.
     auto env = with_fleet(slice_environment(t, SliceSpec{pod.name, 0, 0, pod.core_policy, ""}));
     std::string visible;
@@ -255,7 +245,7 @@ RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
     out.exit_code = r.exit_code;
     out.seconds = r.seconds;
     out.output_tail = tail(r.out, 3);
-    out.shim_lines = shim_lines(r.err);
+    out.shim_lines = lines_containing(r.err, "[gpuslice ");
     const auto& pod = scenario.pods[i];
     out.as_expected = pod.expect == "placed" && (!pod.expect_exit || *pod.expect_exit == r.exit_code);
   }

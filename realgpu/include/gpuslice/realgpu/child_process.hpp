@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuslice::realgpu {
@@ -39,6 +40,10 @@ class Child {
   bool waited_ = false;
   int status_ = 0;
 };
+
+// The lines of a child's output that contain `needle` (e.g. the shim's log
+// lines, "[gpuslice "), each with its newline.
+std::string lines_containing(const std::string& text, std::string_view needle);
 
 // Runs to completion.
 ChildResult run_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);

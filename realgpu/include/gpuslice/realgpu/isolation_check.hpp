@@ -19,9 +19,8 @@ struct CheckOptions {
 };
 
 struct Exercise {
-  Exercise(int n, std::string title, std::string pass_criteria)
-      : number(n), name(std::move(title)), criteria(std::move(pass_criteria)) {}
-  int number = 0;
+  Exercise(std::string title, std::string pass_criteria)
+      : name(std::move(title)), criteria(std::move(pass_criteria)) {}
   std::string name, criteria;
   bool passed = false;
   std::string result;
@@ -31,7 +30,7 @@ struct Exercise {
 struct CheckReport {
   std::string driver;
   nlohmann::json device;
-  std::vector<Exercise> exercises;
+  std::vector<Exercise> exercises;  // numbered 1.. in this order
   bool passed() const;
   nlohmann::json to_json() const;
   void print(std::ostream& out) const;
