@@ -51,6 +51,34 @@ void drop_functions(Driver& d, const Module& module) {
   for (const auto& [name, function] : module.functions) d.functions.erase(function);
 }
 
+// Modules and libraries are the same object in two tables: unloading and
+// looking a kernel up work alike for both.
+template <class Table, class Handle>
+CUresult unload(Table Driver::*table, Handle handle) {
+  Driver& d = driver();
+  std::lock_guard lock(d.mutex);
+  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
+  const Module* found = (d.*table).find(handle);
+  if (found == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  drop_functions(d, *found);
+  (d.*table).erase(handle);
+  return CUDA_SUCCESS;
+}
+
+template <class Table, class Handle, class Out>
+CUresult lookup(Table Driver::*table, Handle handle, const char* name, Out* out) {
+  Driver& d = driver();
+  std::lock_guard lock(d.mutex);
+  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
+  Module* found = (d.*table).find(handle);
+  if (found == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Function* function = nullptr;
+  if (const CUresult rc = get_function(d, *found, name, function); rc != CUDA_SUCCESS) return rc;
+  *out = reinterpret_cast<Out>(function);
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" CUresult cuModuleLoadData(CUmodule* module, const void* image) {
@@ -69,28 +97,10 @@ extern "C" CUresult cuModuleLoad(CUmodule* module, const char* fname) {
   return load_module(module, fname);
 }
 
-extern "C" CUresult cuModuleUnload(CUmodule hmod) {
-  Driver& d = driver();
-  std::lock_guard lock(d.mutex);
-  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
-  const Module* module = d.modules.find(hmod);
-  if (module == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  drop_functions(d, *module);
-  d.modules.erase(hmod);
-  return CUDA_SUCCESS;
-}
+extern "C" CUresult cuModuleUnload(CUmodule hmod) { return unload(&Driver::modules, hmod); }
 
 extern "C" CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod, const char* name) {
-  Driver& d = driver();
-  std::lock_guard lock(d.mutex);
-  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
-  Module* module = d.modules.find(hmod);
-  if (module == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (hfunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  Function* function = nullptr;
-  if (const CUresult rc = get_function(d, *module, name, function); rc != CUDA_SUCCESS) return rc;
-  *hfunc = reinterpret_cast<CUfunction>(function);
-  return CUDA_SUCCESS;
+  return lookup(&Driver::modules, hmod, name, hfunc);
 }
 
 // Libraries are context-independent; their kernels (CUkernel) may be
@@ -107,26 +117,8 @@ extern "C" CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUji
   return CUDA_SUCCESS;
 }
 
-extern "C" CUresult cuLibraryUnload(CUlibrary library) {
-  Driver& d = driver();
-  std::lock_guard lock(d.mutex);
-  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
-  const Module* found = d.libraries.find(library);
-  if (found == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  drop_functions(d, *found);
-  d.libraries.erase(library);
-  return CUDA_SUCCESS;
-}
+extern "C" CUresult cuLibraryUnload(CUlibrary library) { return unload(&Driver::libraries, library); }
 
 extern "C" CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
-  Driver& d = driver();
-  std::lock_guard lock(d.mutex);
-  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
-  Module* found = d.libraries.find(library);
-  if (found == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  if (pKernel == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  Function* function = nullptr;
-  if (const CUresult rc = get_function(d, *found, name, function); rc != CUDA_SUCCESS) return rc;
-  *pKernel = reinterpret_cast<CUkernel>(function);
-  return CUDA_SUCCESS;
+  return lookup(&Driver::libraries, library, name, pKernel);
 }
