@@ -7,3 +7,9 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #endif
 #include <cuda.h>
+
+// Exported names cuda.h declares only under their plain names.
+extern "C" {
+CUresult CUDAAPI cuMemAllocHost_v2(void** pp, size_t bytesize);
+CUresult CUDAAPI cuMemHostRegister_v2(void* p, size_t bytesize, unsigned int Flags);
+}

@@ -41,7 +41,27 @@
   X(cuCtxPushCurrent_v2, cuCtxPushCurrent, 4000, any)                            \
   X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, any)                              \
   X(cuCtxSynchronize, cuCtxSynchronize, 2000, any)                               \
+  X(cuMemGetInfo, cuMemGetInfo, 2000, any)                                       \
   X(cuMemGetInfo_v2, cuMemGetInfo, 3020, any)                                    \
+  X(cuMemAlloc, cuMemAlloc, 2000, any)                                           \
+  X(cuMemFree, cuMemFree, 2000, any)                                             \
+  X(cuDeviceTotalMem, cuDeviceTotalMem, 2000, any)                               \
+  X(cuMemAllocHost_v2, cuMemAllocHost, 3020, any)                                \
+  X(cuMemHostAlloc, cuMemHostAlloc, 2020, any)                                   \
+  X(cuMemFreeHost, cuMemFreeHost, 2000, any)                                     \
+  X(cuMemHostRegister_v2, cuMemHostRegister, 6050, any)                          \
+  X(cuMemHostUnregister, cuMemHostUnregister, 4000, any)                         \
+  X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity, 10020, any)    \
+  X(cuMemAddressReserve, cuMemAddressReserve, 10020, any)                        \
+  X(cuMemAddressFree, cuMemAddressFree, 10020, any)                              \
+  X(cuMemMap, cuMemMap, 10020, any)                                              \
+  X(cuMemUnmap, cuMemUnmap, 10020, any)                                          \
+  X(cuMemSetAccess, cuMemSetAccess, 10020, any)                                  \
+  X(cuDeviceGetMemPool, cuDeviceGetMemPool, 11020, any)                          \
+  X(cuMipmappedArrayCreate, cuMipmappedArrayCreate, 5000, any)                   \
+  X(cuMipmappedArrayDestroy, cuMipmappedArrayDestroy, 5000, any)                 \
+  X(cuLibraryLoadFromFile, cuLibraryLoadFromFile, 12000, any)                    \
+  X(cuModuleLoadFatBinary, cuModuleLoadFatBinary, 2000, any)                     \
   X(cuMemAlloc_v2, cuMemAlloc, 3020, any)                                        \
   X(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, any)                              \
   X(cuMemAllocManaged, cuMemAllocManaged, 6000, any)                             \

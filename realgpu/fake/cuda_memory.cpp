@@ -81,8 +81,12 @@ CUresult create_array(CUarray* handle, std::uint64_t width, std::uint64_t height
   const std::uint64_t element = gpuslice::realgpu::array_element_bytes(format);
   if (handle == nullptr || width == 0 || element == 0 || (channels != 1 && channels != 2 && channels != 4))
     return CUDA_ERROR_INVALID_VALUE;
-  const std::uint64_t bytes =
-      width * std::max<std::uint64_t>(height, 1) * std::max<std::uint64_t>(depth, 1) * channels * element;
+  std::uint64_t texels = 0, bytes = 0;
+  if (__builtin_mul_overflow(width, std::max<std::uint64_t>(height, 1), &texels) ||
+      __builtin_mul_overflow(texels, std::max<std::uint64_t>(depth, 1), &texels) ||
+      __builtin_mul_overflow(texels, channels * element, &bytes) ||
+      (bytes = gpuslice::fake::driver_rounded(bytes)) == 0)
+    return CUDA_ERROR_OUT_OF_MEMORY;
   std::uint64_t address = 0;
   if (const CUresult rc = d.charge(context->device, bytes, address); rc != CUDA_SUCCESS) return rc;
   auto array = std::make_unique<gpuslice::fake::Array>();
@@ -121,7 +125,10 @@ extern "C" CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t
     return CUDA_ERROR_INVALID_VALUE;
   // Rows are padded to 512 bytes, the real driver's texture pitch alignment.
   const std::uint64_t pitch = (WidthInBytes + 511) / 512 * 512;
-  const CUresult rc = allocate_current(dptr, pitch * Height);
+  std::uint64_t bytes = 0;
+  if (WidthInBytes > UINT64_MAX - 511 || __builtin_mul_overflow(pitch, Height, &bytes))
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult rc = allocate_current(dptr, bytes);
   if (rc == CUDA_SUCCESS) *pPitch = pitch;
   return rc;
 }
@@ -198,8 +205,9 @@ extern "C" CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t siz
   Driver& d = driver();
   std::lock_guard lock(d.mutex);
   if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
+  // The size must be a multiple of the granularity, as the real driver demands.
   if (handle == nullptr || prop == nullptr || size == 0 || flags != 0 ||
-      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+      prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || size % gpuslice::fake::kGranularity != 0)
     return CUDA_ERROR_INVALID_VALUE;
   std::size_t physical = 0;
   if (const CUresult rc = d.device(prop->location.id, physical); rc != CUDA_SUCCESS) return rc;
@@ -215,7 +223,12 @@ extern "C" CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   std::lock_guard lock(d.mutex);
   if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
   const auto it = d.handles.find(handle);
-  if (it == d.handles.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (it == d.handles.end() || d.released_handles.count(handle)) return CUDA_ERROR_INVALID_VALUE;
+  if (d.mapped_count[handle] > 0) {
+    d.released_handles[handle] = true;  // freed by its last cuMemUnmap
+    return CUDA_SUCCESS;
+  }
+  d.mapped_count.erase(handle);
   d.uncharge(it->second.device, it->second.bytes);
   d.handles.erase(it);
   return CUDA_SUCCESS;
@@ -263,4 +276,51 @@ extern "C" CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char /*uc*/, s
 }
 extern "C" CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
   return cuMemsetD8_v2(dstDevice, uc, N);
+}
+
+// Until cuDeviceSetMemPool exists in the fake, a device's current pool is
+// its default pool.
+extern "C" CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
+  return cuDeviceGetDefaultMemPool(pool, dev);
+}
+
+// Every level of the mipmap: level l is the base halved l times (at least 1).
+extern "C" CUresult cuMipmappedArrayCreate(CUmipmappedArray* handle, const CUDA_ARRAY3D_DESCRIPTOR* desc,
+                                           unsigned int levels) {
+  Driver& d = driver();
+  std::lock_guard lock(d.mutex);
+  Context* context = nullptr;
+  if (const CUresult rc = d.current_context(context); rc != CUDA_SUCCESS) return rc;
+  if (handle == nullptr || desc == nullptr || levels == 0 || levels > 32 || desc->Width == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  const std::uint64_t element = gpuslice::realgpu::array_element_bytes(desc->Format);
+  if (element == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::uint64_t total = 0;
+  for (unsigned l = 0; l < levels; ++l) {
+    auto level = [l](std::uint64_t extent) { return std::max<std::uint64_t>(extent >> l, 1); };
+    std::uint64_t b = 0;
+    if (__builtin_mul_overflow(level(desc->Width) * level(desc->Height), level(desc->Depth), &b) ||
+        __builtin_mul_overflow(b, desc->NumChannels * element, &b) ||
+        __builtin_add_overflow(total, b, &total))
+      return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  const std::uint64_t bytes = gpuslice::fake::driver_rounded(total);
+  if (bytes == 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  std::uint64_t address = 0;
+  if (const CUresult rc = d.charge(context->device, bytes, address); rc != CUDA_SUCCESS) return rc;
+  auto array = std::make_unique<gpuslice::fake::Array>();
+  array->allocation = Allocation{bytes, context->device, context};
+  *handle = reinterpret_cast<CUmipmappedArray>(d.mipmapped_arrays.add(std::move(array)));
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuMipmappedArrayDestroy(CUmipmappedArray handle) {
+  Driver& d = driver();
+  std::lock_guard lock(d.mutex);
+  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
+  const gpuslice::fake::Array* array = d.mipmapped_arrays.find(handle);
+  if (array == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  d.uncharge(array->allocation.device, array->allocation.bytes);
+  d.mipmapped_arrays.erase(handle);
+  return CUDA_SUCCESS;
 }

@@ -122,3 +122,17 @@ extern "C" CUresult cuLibraryUnload(CUlibrary library) { return unload(&Driver::
 extern "C" CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library, const char* name) {
   return lookup(&Driver::libraries, library, name, pKernel);
 }
+
+extern "C" CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return load_module(module, fatCubin);
+}
+
+extern "C" CUresult cuLibraryLoadFromFile(CUlibrary* library, const char* fileName, CUjit_option* jitOptions,
+                                          void** jitOptionsValues, unsigned int numJitOptions,
+                                          CUlibraryOption* libraryOptions, void** libraryOptionValues,
+                                          unsigned int numLibraryOptions) {
+  if (fileName == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (::access(fileName, R_OK) != 0) return CUDA_ERROR_FILE_NOT_FOUND;
+  return cuLibraryLoadData(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions,
+                           libraryOptionValues, numLibraryOptions);
+}

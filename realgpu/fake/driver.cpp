@@ -105,7 +105,14 @@ void Driver::drop_process_objects(bool release_shared) {
   }
   allocations.clear();
   handles.clear();
+  reserved_ranges.clear();
+  mappings.clear();
+  mapped_count.clear();
+  released_handles.clear();
+  host_allocations.clear();  // a fork child's copies; the parent frees its own
+  host_registrations.clear();
   arrays.clear();
+  mipmapped_arrays.clear();
   streams.clear();
   modules.clear();
   libraries.clear();
@@ -183,11 +190,12 @@ void Driver::detach_context(Context* context) {
     release(entry.second);
     return true;
   });
-  arrays.erase_if([&](const Array& array) {
-    if (array.allocation.context != context) return false;
-    release(array.allocation);
-    return true;
-  });
+  for (Registry<Array>* registry : {&arrays, &mipmapped_arrays})
+    registry->erase_if([&](const Array& array) {
+      if (array.allocation.context != context) return false;
+      release(array.allocation);
+      return true;
+    });
   streams.erase_if([&](const Stream& stream) { return stream.context == context; });
   modules.erase_if([&](const Module& module) {
     if (module.context != context) return false;
@@ -214,8 +222,16 @@ void Driver::uncharge(std::size_t physical, std::uint64_t bytes) {
   if (guard) ledger::release(*guard, self_process(), physical, bytes, ledger::Kind::allocation);
 }
 
-CUresult Driver::allocate(Context* context, std::size_t physical, std::uint64_t bytes, CUdeviceptr* out) {
-  if (out == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+std::uint64_t driver_rounded(std::uint64_t bytes) {
+  const std::uint64_t unit = bytes >= kGranularity ? kGranularity : kSmallAlignment;
+  if (bytes > UINT64_MAX - (unit - 1)) return 0;
+  return (bytes + unit - 1) / unit * unit;
+}
+
+CUresult Driver::allocate(Context* context, std::size_t physical, std::uint64_t requested, CUdeviceptr* out) {
+  if (out == nullptr || requested == 0) return CUDA_ERROR_INVALID_VALUE;
+  const std::uint64_t bytes = driver_rounded(requested);
+  if (bytes == 0) return CUDA_ERROR_OUT_OF_MEMORY;
   std::uint64_t address = 0;
   if (const CUresult rc = charge(physical, bytes, address); rc != CUDA_SUCCESS) return rc;
   allocations[address] = Allocation{bytes, physical, context};
@@ -236,7 +252,7 @@ CUresult Driver::run(Context* context, Stream* stream, std::span<const std::int6
   SharedState::Guard guard = state->lock();
   if (!guard) return CUDA_ERROR_UNKNOWN;
   const std::int64_t end =
-      timeline::enqueue(*guard, context->device, self_process().pid, durations_ns, monotonic_ns());
+      timeline::enqueue(*guard, context->device, nvml_pid(self_process().pid), durations_ns, monotonic_ns());
   last_end_ns[context->device] = std::max(last_end_ns[context->device], end);
   if (stream != nullptr) stream->last_end_ns = std::max(stream->last_end_ns, end);
   return CUDA_SUCCESS;

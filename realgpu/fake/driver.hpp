@@ -126,6 +126,19 @@ class Driver {
   std::array<unsigned, kMaxDevices> live_contexts{};  // by physical device
   std::map<CUdeviceptr, Allocation> allocations;      // by base address
   std::unordered_map<CUmemGenericAllocationHandle, Allocation> handles;
+  // Virtual memory: reserved ranges (base -> size), mappings (base ->
+  // handle), and per handle its live mappings and whether it was released
+  // (its memory stays until the last mapping goes, as on the real driver).
+  std::map<CUdeviceptr, std::uint64_t> reserved_ranges;
+  std::map<CUdeviceptr, CUmemGenericAllocationHandle> mappings;
+  std::unordered_map<CUmemGenericAllocationHandle, unsigned> mapped_count;
+  std::unordered_map<CUmemGenericAllocationHandle, bool> released_handles;
+  // Page-locked host memory (cuMemAllocHost/cuMemHostAlloc) and registered
+  // host ranges: host memory, never charged to a card.
+  std::unordered_map<void*, std::uint64_t> host_allocations;
+  std::unordered_map<void*, std::uint64_t> host_registrations;
+  Registry<Array> mipmapped_arrays;
+  std::uint32_t next_legacy_address = 0x10000000;  // 32-bit-era cuMemAlloc addresses
   Registry<Array> arrays;
   Registry<Stream> streams;
   Registry<Function> functions;
@@ -175,6 +188,14 @@ class Driver {
 };
 
 Driver& driver();
+
+// What the fake takes for a request, like the real driver: whole 2 MiB
+// pages (kGranularity, also what cuMemGetAllocationGranularity reports)
+// for a request of at least that, 512-byte steps below it. 0 when the
+// rounded size does not fit in 64 bits (the caller refuses it).
+inline constexpr std::uint64_t kGranularity = 2ULL << 20;
+inline constexpr std::uint64_t kSmallAlignment = 512;
+std::uint64_t driver_rounded(std::uint64_t bytes);
 
 // The calling thread's context stack (cleared when the driver's epoch moved).
 std::vector<Context*>& context_stack(const Driver& d);

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace gpuslice::fake {
 
@@ -33,6 +34,15 @@ std::uint64_t env_number(const char* name, std::uint64_t fallback, std::uint64_t
     return fallback;
   }
   return value;
+}
+
+std::int32_t nvml_pid(std::int32_t pid) {
+  const char* text = std::getenv(kPidNamespaceVariable);
+  if (text == nullptr || *text == '\0') return pid;
+  std::int32_t offset = 0;
+  const auto [stop, ec] = std::from_chars(text, text + std::strlen(text), offset);
+  if (ec != std::errc() || *stop != '\0' || offset < 0 || offset > (1 << 30)) return pid;
+  return pid + offset;
 }
 
 void report(std::string_view line) {

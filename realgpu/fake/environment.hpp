@@ -17,6 +17,13 @@ inline constexpr const char* kStateDirVariable = "GPUSLICE_FAKE_STATE_DIR";
 inline constexpr const char* kContextMibVariable = "GPUSLICE_FAKE_CONTEXT_MIB";
 inline constexpr const char* kUtilWindowVariable = "GPUSLICE_FAKE_UTIL_WINDOW_MS";
 inline constexpr const char* kVisibleDevicesVariable = "CUDA_VISIBLE_DEVICES";
+inline constexpr const char* kPidNamespaceVariable = "GPUSLICE_FAKE_PID_NAMESPACE_OFFSET";
+
+// The pid NVML reports for this process's `pid`: with
+// GPUSLICE_FAKE_PID_NAMESPACE_OFFSET=<n> the process plays one in a pid
+// namespace of its own (a Kubernetes pod), whose host pid is pid + n, as
+// NVML (which numbers processes as the host does) reports it.
+std::int32_t nvml_pid(std::int32_t pid);
 
 std::optional<std::string> env_value(const char* name);
 

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "environment.hpp"
+
 namespace gpuslice::fake::ledger {
 
 namespace {
@@ -28,6 +30,7 @@ ProcessRecord* record_for(StateLayout& state, const ProcessId& process) {
       if (record.pid == 0) {
         clear(record);
         record.start_time = process.start_time;
+        record.nvml_pid = nvml_pid(process.pid);  // records are made by their own process
         record.pid = process.pid;
         return &record;
       }
@@ -88,7 +91,8 @@ std::vector<ProcessUse> running_processes(StateLayout& state, std::size_t device
   for (const ProcessRecord& record : state.processes) {
     if (record.pid == 0) continue;
     const std::uint64_t bytes = record.allocated_bytes[device] + record.context_bytes[device];
-    if (bytes > 0 || record.context_count[device] > 0) result.push_back({record.pid, bytes});
+    if (bytes > 0 || record.context_count[device] > 0)
+      result.push_back({record.nvml_pid != 0 ? record.nvml_pid : record.pid, bytes});
   }
   return result;
 }

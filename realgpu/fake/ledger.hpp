@@ -46,7 +46,7 @@ void remove_context(StateLayout& state, const ProcessId& process, std::size_t de
 void forget(StateLayout& state, const ProcessId& process);
 
 struct ProcessUse {
-  std::int32_t pid;
+  std::int32_t pid;     // as NVML reports it (the host's numbering)
   std::uint64_t bytes;  // allocations + context footprint
 };
 

@@ -10,11 +10,30 @@
 //  - unknown name: CUDA_ERROR_NOT_FOUND, *pfn = nullptr,
 //    CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND; known but every variant newer
 //    than `cudaVersion`: the same, with VERSION_NOT_SUFFICIENT.
+#include <cstdlib>
 #include <cstring>
 
 #include "cuda_exports.hpp"
 
 namespace {
+
+// GPUSLICE_FAKE_PROC_ADDRESS_PRIVATE=1: cuGetProcAddress answers the
+// allocation and view entry points with private functions of the library
+// (exported under no name), as a real driver is free to; an interposer
+// that recognises answers only by comparing addresses with dlsym's then
+// misses them.
+CUresult private_mem_alloc(CUdeviceptr* dptr, size_t bytes) { return cuMemAlloc_v2(dptr, bytes); }
+CUresult private_mem_get_info(size_t* free, size_t* total) { return cuMemGetInfo_v2(free, total); }
+
+void* private_answer(const void* exported) {
+  const char* mode = std::getenv("GPUSLICE_FAKE_PROC_ADDRESS_PRIVATE");
+  if (mode == nullptr || std::strcmp(mode, "1") != 0) return nullptr;
+  if (exported == reinterpret_cast<const void*>(&cuMemAlloc_v2))
+    return reinterpret_cast<void*>(&private_mem_alloc);
+  if (exported == reinterpret_cast<const void*>(&cuMemGetInfo_v2))
+    return reinterpret_cast<void*>(&private_mem_get_info);
+  return nullptr;
+}
 
 enum class StreamFlavour { any, legacy, per_thread };
 
@@ -57,6 +76,7 @@ CUresult lookup(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flag
       best = &entry;
   }
   *pfn = best != nullptr ? best->function : nullptr;
+  if (void* other = best != nullptr ? private_answer(best->function) : nullptr) *pfn = other;
   if (status != nullptr) {
     *status = best != nullptr ? CU_GET_PROC_ADDRESS_SUCCESS
               : known         ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT

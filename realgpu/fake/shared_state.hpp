@@ -42,8 +42,8 @@ struct DeviceRecord {
 // sum over live records, never a separate counter, so dropping a dead
 // process's record is the whole repair.
 struct ProcessRecord {
-  std::int32_t pid;  // 0: free slot
-  std::uint32_t reserved;
+  std::int32_t pid;       // 0: free slot
+  std::int32_t nvml_pid;  // the pid NVML reports (GPUSLICE_FAKE_PID_NAMESPACE_OFFSET); 0: `pid`
   std::uint64_t start_time;
   std::uint64_t allocated_bytes[kMaxDevices];  // user allocations
   std::uint64_t context_bytes[kMaxDevices];    // GPUSLICE_FAKE_CONTEXT_MIB footprints

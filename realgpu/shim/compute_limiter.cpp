@@ -94,11 +94,16 @@ struct ComputeLimiter::Impl {
     auto& rt = Runtime::get();
     const auto& real = rt.real();
     Usage u;
-    std::unordered_set<unsigned> slice_pids{static_cast<unsigned>(getpid())};
+    // NVML numbers processes as the host does: each slice process by the
+    // host pid it found at its first context (its own pid outside a pid
+    // namespace, or when it has not found one).
+    const unsigned own_pid = rt.host_pid();
+    std::unordered_set<unsigned> slice_pids{own_pid};
     if (auto* region = rt.region()) {
       const int rdev = rt.region_device(d.ordinal);
       if (rdev >= 0)
-        for (const auto& s : region->live_slots(rdev)) slice_pids.insert(static_cast<unsigned>(s.pid));
+        for (const auto& s : region->live_slots(rdev))
+          slice_pids.insert(static_cast<unsigned>(s.host_pid ? s.host_pid : s.pid));
     }
     std::vector<nvmlProcessUtilizationSample_t> samples(64);
     unsigned count = static_cast<unsigned>(samples.size());
@@ -124,7 +129,7 @@ struct ComputeLimiter::Impl {
         const double util = acc.first / acc.second / 100.0;
         if (slice_pids.count(pid)) {
           u.slice += util;
-          if (pid == static_cast<unsigned>(getpid())) u.own += util;
+          if (pid == own_pid) u.own += util;
         } else {
           u.others += util;
         }

@@ -50,3 +50,16 @@ GPUSLICE_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec graph, CUstream stream) 
   ComputeLimiter::get().admit();
   return Runtime::get().real().cuGraphLaunch_ptsz(graph, stream);
 }
+// The deprecated launches of the pre-4.0 API still reach the device.
+GPUSLICE_EXPORT CUresult cuLaunch(CUfunction f) {
+  ComputeLimiter::get().admit();
+  return Runtime::get().real().cuLaunch(f);
+}
+GPUSLICE_EXPORT CUresult cuLaunchGrid(CUfunction f, int width, int height) {
+  ComputeLimiter::get().admit();
+  return Runtime::get().real().cuLaunchGrid(f, width, height);
+}
+GPUSLICE_EXPORT CUresult cuLaunchGridAsync(CUfunction f, int width, int height, CUstream stream) {
+  ComputeLimiter::get().admit();
+  return Runtime::get().real().cuLaunchGridAsync(f, width, height, stream);
+}

@@ -1,9 +1,13 @@
 #include "runtime.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -59,6 +63,16 @@ void bind(void* library, const char* name, Fn& slot) {
     if (std::strcmp(h.name, name) == 0) h.real = f;
 }
 
+thread_local bool t_binding = false;
+// The link maps of the driver libraries the shim opened (set once bound).
+std::atomic<const void*> g_cuda_map{nullptr}, g_nvml_map{nullptr};
+
+const void* link_map_of(void* handle) {
+  link_map* map = nullptr;
+  if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0) return nullptr;
+  return map;
+}
+
 const char* env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
@@ -67,6 +81,18 @@ const char* env_or(const char* name, const char* fallback) {
 }  // namespace
 
 std::span<HookEntry> hook_entries() { return g_hooks; }
+
+bool binding_driver() { return t_binding; }
+
+bool is_driver_object(const void* address) {
+  const void* cuda = g_cuda_map.load(std::memory_order_acquire);
+  const void* nvml = g_nvml_map.load(std::memory_order_acquire);
+  if (!cuda && !nvml) return false;
+  Dl_info info{};
+  link_map* map = nullptr;
+  if (!dladdr1(address, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) || !map) return false;
+  return map == cuda || map == nvml;
+}
 
 const HookEntry* find_hook(const char* name) {
   for (const auto& h : g_hooks)
@@ -91,6 +117,7 @@ Runtime::Runtime() {
 
 const RealDriver& Runtime::real() {
   std::call_once(driver_once_, [this] {
+    t_binding = true;
     void* cuda = dlopen(env_or("GPUSLICE_REAL_LIBCUDA", "libcuda.so.1"), RTLD_NOW | RTLD_LOCAL);
     if (!cuda) log(Level::Error, "cannot open the CUDA driver: %s", dlerror());
     void* nvml = dlopen(env_or("GPUSLICE_REAL_LIBNVML", "libnvidia-ml.so.1"), RTLD_NOW | RTLD_LOCAL);
@@ -105,6 +132,9 @@ const RealDriver& Runtime::real() {
 #undef CUDA_REAL
 #undef NVML_HOOK
 #undef NVML_REAL
+    g_cuda_map.store(link_map_of(cuda), std::memory_order_release);
+    g_nvml_map.store(link_map_of(nvml), std::memory_order_release);
+    t_binding = false;
   });
   return real_;
 }
@@ -211,12 +241,124 @@ void Runtime::measure_footprint(int ordinal) {
   nvmlProcessInfo_t infos[256];
   unsigned count = 256;
   if (real().nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, infos) != NVML_SUCCESS) return;
-  const auto pid = static_cast<unsigned>(getpid());
+  const unsigned pid = host_pid();  // NVML's numbering, not this namespace's
   for (unsigned i = 0; i < count; ++i) {
     if (infos[i].pid != pid) continue;
     const uint64_t own = reg->own_allocated(rdev);
     reg->set_footprint(rdev, infos[i].usedGpuMemory > own ? infos[i].usedGpuMemory - own : 0);
     return;
+  }
+}
+
+uint64_t Runtime::driver_bytes(int ordinal, uint64_t bytes) {
+  constexpr uint64_t kSmallAlignment = 512;
+  constexpr uint64_t kDefaultGranularity = 2ULL << 20;
+  uint64_t granularity = kDefaultGranularity;
+  if (ordinal >= 0 && ordinal < realgpu::kMaxDevices) {
+    uint64_t& cached = devices_[ordinal].granularity;  // benign race: every thread computes the same
+    if (__atomic_load_n(&cached, __ATOMIC_RELAXED) == 0) {
+      CUmemAllocationProp prop{};
+      prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+      prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+      prop.location.id = ordinal;
+      size_t g = 0;
+      const bool asked =
+          real().cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&
+          g > 0 && (g & (g - 1)) == 0;
+      __atomic_store_n(&cached, asked ? g : kDefaultGranularity, __ATOMIC_RELAXED);
+    }
+    granularity = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  }
+  const uint64_t unit = bytes >= granularity ? granularity : kSmallAlignment;
+  if (bytes > UINT64_MAX - (unit - 1)) return UINT64_MAX;
+  return (bytes + unit - 1) / unit * unit;
+}
+
+std::vector<unsigned> Runtime::nvml_pids(int ordinal) {
+  std::vector<unsigned> pids;
+  nvmlDevice_t dev = nvml_device(ordinal);
+  if (!dev) return pids;
+  std::vector<nvmlProcessInfo_t> infos(256);
+  unsigned count = static_cast<unsigned>(infos.size());
+  nvmlReturn_t rc = real().nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, infos.data());
+  if (rc == NVML_ERROR_INSUFFICIENT_SIZE) {
+    infos.resize(count + 32);
+    count = static_cast<unsigned>(infos.size());
+    rc = real().nvmlDeviceGetComputeRunningProcesses_v3(dev, &count, infos.data());
+  }
+  if (rc != NVML_SUCCESS) return {};
+  for (unsigned i = 0; i < count; ++i) pids.push_back(infos[i].pid);
+  std::sort(pids.begin(), pids.end());
+  return pids;
+}
+
+unsigned Runtime::host_pid() {
+  if (host_pid_owner_ == getpid()) {
+    const unsigned found = host_pid_.load(std::memory_order_acquire);
+    if (found != 0) return found;
+  }
+  return static_cast<unsigned>(getpid());
+}
+
+Runtime::ProcessSnapshot Runtime::host_pid_before_context(int ordinal) {
+  ProcessSnapshot snapshot;
+  // Only slices need it (a limit makes the shim compare NVML's pids), and
+  // only once per process.
+  if (!env_error_.empty() || (memory_limit(ordinal) == 0 && sm_limit(ordinal) == 0)) return snapshot;
+  if (host_pid_owner_ == getpid() && host_pid_.load() != 0) return snapshot;
+  if (!nvml_device(ordinal)) return snapshot;
+  // One process of the slice at a time: flock on the slice's file (dropped
+  // by the kernel if this process dies in between).
+  if (!region()) return snapshot;
+  const int fd = open(env_.shared_cache.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
+    close(fd);
+    return snapshot;
+  }
+  snapshot.lock_fd = fd;
+  snapshot.pids = nvml_pids(ordinal);
+  snapshot.valid = true;
+  return snapshot;
+}
+
+void Runtime::host_pid_after_context(int ordinal, const ProcessSnapshot& before) {
+  if (!before.valid) return;
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) close(fd);  // closing the last descriptor drops the flock
+    }
+  } unlock{before.lock_fd};
+  const std::vector<unsigned> after = nvml_pids(ordinal);
+  std::vector<unsigned> appeared;
+  std::set_difference(after.begin(), after.end(), before.pids.begin(), before.pids.end(),
+                      std::back_inserter(appeared));
+  // Pids already claimed by the slice's other processes are not ours.
+  if (appeared.size() > 1)
+    if (auto* reg = region()) {
+      const int rdev = region_device(ordinal);
+      if (rdev >= 0)
+        for (const auto& s : reg->live_slots(rdev)) std::erase(appeared, static_cast<unsigned>(s.host_pid));
+    }
+  unsigned found = 0;
+  if (appeared.size() == 1) {
+    found = appeared.front();
+  } else if (std::binary_search(after.begin(), after.end(), static_cast<unsigned>(getpid()))) {
+    // No single newcomer (the context existed already, or another tenant
+    // started at the same instant): fall back to our own pid if NVML
+    // lists it, as it does outside a pid namespace.
+    found = static_cast<unsigned>(getpid());
+  }
+  if (found != 0) {
+    host_pid_owner_ = getpid();
+    host_pid_.store(found, std::memory_order_release);
+    if (auto* reg = region()) reg->set_host_pid(static_cast<int>(found));
+    log(Level::Info, "host pid %u (NVML's numbering)", found);
+  } else {
+    log(Level::Warn,
+        "host pid not found (%zu new processes on the device); the compute limit treats this "
+        "process's NVML records as another tenant's",
+        appeared.size());
   }
 }
 

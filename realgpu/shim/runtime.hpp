@@ -4,12 +4,16 @@
 // any time, including during exit, so nothing here may be torn down.
 #pragma once
 
+#include <sys/types.h>
+
+#include <atomic>
 #include <cstdarg>
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "driver_api.hpp"
 #include "gpuslice/realgpu/slice_env.hpp"
@@ -19,6 +23,13 @@ namespace gpuslice::shim {
 
 // glibc's dlsym, found without going through the shim's own dlsym.
 void* real_dlsym(void* handle, const char* name);
+
+// True on the thread that is opening the driver libraries (their start-up
+// code may call dlsym, which must not re-enter the opening).
+bool binding_driver();
+// Whether `address` lies in one of the driver libraries the shim opened
+// (or in a library they loaded after them, e.g. a forwarder's target).
+bool is_driver_object(const void* address);
 
 // The hooked symbols (hook_table.def's *_HOOK lines); `real` is filled in
 // once the driver is open.
@@ -56,6 +67,29 @@ class Runtime {
   // as its footprint, so the slice's "used" includes it.
   void measure_footprint(int ordinal);
 
+  // The bytes the driver really takes for a request of `bytes` on a device:
+  // requests of at least the device's allocation granularity (asked once
+  // with cuMemGetAllocationGranularity, 2 MiB when the driver cannot say)
+  // are rounded up to it, smaller ones to 512 bytes. UINT64_MAX when the
+  // rounded size does not fit (such a request is then refused).
+  uint64_t driver_bytes(int ordinal, uint64_t bytes);
+
+  // Host pid discovery. NVML lists processes by their pid on the host; in a
+  // pid namespace (every Kubernetes pod) that is not getpid(). Around the
+  // first context this process makes, NVML's process list is read before
+  // and after: the one pid that appeared is ours. Siblings of the slice do
+  // this one at a time (a lock on the slice's file) so they cannot take
+  // each other's pid.
+  struct ProcessSnapshot {
+    bool valid = false;
+    int lock_fd = -1;
+    std::vector<unsigned> pids;
+  };
+  ProcessSnapshot host_pid_before_context(int ordinal);                     // takes the discovery lock
+  void host_pid_after_context(int ordinal, const ProcessSnapshot& before);  // releases it
+  // The pid NVML reports for this process (getpid() until discovered).
+  unsigned host_pid();
+
   void log(Level level, const char* format, ...) __attribute__((format(printf, 3, 4)));
 
  private:
@@ -65,7 +99,9 @@ class Runtime {
     realgpu::DeviceUuid uuid{};
     int region_device = -1;
     nvmlDevice_t nvml = nullptr;
+    uint64_t granularity = 0;
   };
+  std::vector<unsigned> nvml_pids(int ordinal);
   bool cuda_ready();                          // the real driver initialised (cuInit once)
   std::optional<Device> device(int ordinal);  // described on first use, then cached
 
@@ -75,6 +111,8 @@ class Runtime {
   std::once_flag driver_once_, cuda_once_, nvml_once_, region_once_;
   bool cuda_ok_ = false, nvml_ok_ = false;
   realgpu::SliceRegion* region_ = nullptr;
+  std::atomic<unsigned> host_pid_{0};
+  std::atomic<pid_t> host_pid_owner_{0};  // the process host_pid_ was found by (a fork child has none)
   std::mutex mutex_;
   Device devices_[realgpu::kMaxDevices];
 };

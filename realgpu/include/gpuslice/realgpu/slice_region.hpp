@@ -13,6 +13,9 @@
 //    (pid and start time no longer match a live process) is returned before
 //    any refusal, when a process claims a slot, and when the view is read;
 //  - slots never move (no compaction), so no process holds a stale pointer;
+//  - sizes near 2^64 cannot wrap the check (a SIZE_MAX request is refused);
+//  - a file that is not ours (another program's, HAMi-core's cache) is
+//    refused, never overwritten, and permissions are never widened;
 //  - devices are keyed by UUID, not ordinal, so processes that see the cards
 //    in a different order (CUDA_VISIBLE_DEVICES) still agree.
 #pragma once
@@ -40,13 +43,16 @@ struct RegionError : std::exception {
 // One process's view of a live slot (for tests, tools and the limiter).
 struct SlotView {
   int pid = 0;
+  int host_pid = 0;   // the pid NVML reports for it; 0 = not known (then `pid`)
   uint64_t used = 0;  // bytes on the asked device: allocations + context footprint
 };
 
 class SliceRegion {
  public:
   // Opens (creating if needed) the region file. Throws RegionError with the
-  // path and the reason when it cannot.
+  // path and the reason when it cannot, and when the file exists but is not
+  // a gpuslice accounting file of this version: it is then left untouched
+  // (contents and permissions), never overwritten.
   explicit SliceRegion(const std::string& path);
   ~SliceRegion();
   SliceRegion(const SliceRegion&) = delete;
@@ -75,6 +81,10 @@ class SliceRegion {
   // This process's own use (allocations only, without footprint).
   uint64_t own_allocated(int device) const;
 
+  // Records the pid NVML reports for this process (its pid on the host,
+  // when the slice runs in a pid namespace of its own).
+  void set_host_pid(int host_pid);
+
   // Takes this process's slot now (it is otherwise taken on first use), so
   // that the slice's other processes count it as theirs, e.g. for the
   // compute limiter of a slice without a memory limit.
@@ -100,6 +110,7 @@ class SliceRegion {
   Layout* layout_ = nullptr;
   int slot_ = -1;
   int pid_ = 0;
+  uint32_t host_pid_ = 0;
 };
 
 }  // namespace gpuslice::realgpu

@@ -1,0 +1,422 @@
+// gpuslice-adversary: programs nobody tuned the shim for, taking the paths
+// real frameworks take and sizes no framework asks for, each printing one
+// JSON line. Run under the shim (LD_PRELOAD) on the fake driver by
+// tests/realgpu/shim_adversary_test.cpp; it opens the driver like an
+// application does (dlopen + dlsym, or cuGetProcAddress) and checks the
+// card's own figures (NVML's per-process list, which the shim leaves alone)
+// against the slice's.
+//   overflow LIMIT_MIB   fill the slice, then SIZE_MAX and near-limit sizes
+//                        through every allocation path, four rounds
+//   pool-of LIMIT_MIB    from card 0, allocate from card 1's pools
+//   vmm-map LIMIT_MIB    a released handle stays charged while mapped
+//   legacy               the unsuffixed 32-bit-era entry points
+//   by-name LIMIT_MIB    cuMemAlloc resolved through cuGetProcAddress
+//   view                 the three views of the card's size
+//   granularity LIMIT_MIB  3 MiB requests take 4 MiB of a 2 MiB-page card
+//   mipmap LIMIT_MIB     mipmapped arrays until refused
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpuslice/realgpu/nvml_abi.h"
+
+using nlohmann::json;
+
+namespace {
+
+constexpr uint64_t MiB = 1ULL << 20;
+
+void* cuda_library() {
+  static void* h = dlopen("libcuda.so.1", RTLD_NOW);
+  return h;
+}
+void* nvml_library() {
+  static void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+  return h;
+}
+
+template <class F>
+F cu(const char* name) {
+  void* f = dlsym(cuda_library(), name);
+  if (!f) {
+    std::printf("{\"error\":\"missing %s\"}\n", name);
+    std::exit(3);
+  }
+  return reinterpret_cast<F>(f);
+}
+template <class F>
+F nv(const char* name) {
+  void* f = dlsym(nvml_library(), name);
+  if (!f) {
+    std::printf("{\"error\":\"missing %s\"}\n", name);
+    std::exit(3);
+  }
+  return reinterpret_cast<F>(f);
+}
+
+#define CU(name) cu<decltype(&::name)>(#name)
+#define NV(name) nv<decltype(&::name)>(#name)
+
+void must(CUresult rc, const char* what) {
+  if (rc != CUDA_SUCCESS) {
+    std::printf("{\"error\":\"%s failed: %d\"}\n", what, static_cast<int>(rc));
+    std::exit(3);
+  }
+}
+
+CUcontext open_device(int ordinal) {
+  must(CU(cuInit)(0), "cuInit");
+  CUcontext ctx{};
+  must(CU(cuDevicePrimaryCtxRetain)(&ctx, ordinal), "cuDevicePrimaryCtxRetain");
+  must(CU(cuCtxSetCurrent)(ctx), "cuCtxSetCurrent");
+  return ctx;
+}
+
+// What the card itself says every process holds on it (NVML's per-process
+// list: not virtualised by the shim).
+uint64_t card_bytes(int physical) {
+  static bool init = NV(nvmlInit_v2)() == NVML_SUCCESS;
+  if (!init) return 0;
+  nvmlDevice_t dev{};
+  if (NV(nvmlDeviceGetHandleByIndex_v2)(physical, &dev) != NVML_SUCCESS) return 0;
+  nvmlProcessInfo_t infos[64];
+  unsigned n = 64;
+  if (NV(nvmlDeviceGetComputeRunningProcesses_v3)(dev, &n, infos) != NVML_SUCCESS) return 0;
+  uint64_t total = 0;
+  for (unsigned i = 0; i < n; ++i) total += infos[i].usedGpuMemory;
+  return total;
+}
+
+// The slice's view of the current device: used = total - free.
+uint64_t view_used() {
+  size_t free = 0, total = 0;
+  must(CU(cuMemGetInfo_v2)(&free, &total), "cuMemGetInfo_v2");
+  return total - free;
+}
+
+// One allocation path: allocate `bytes` (true when granted), remembering
+// what to free.
+struct Held {
+  std::function<void()> free;
+};
+
+bool allocate(const std::string& path, uint64_t bytes, std::vector<Held>& held) {
+  CUdevice dev = 0;
+  CU(cuCtxGetDevice)(&dev);
+  if (path == "alloc") {
+    CUdeviceptr p{};
+    if (CU(cuMemAlloc_v2)(&p, bytes) != CUDA_SUCCESS) return false;
+    held.push_back({[p] { CU(cuMemFree_v2)(p); }});
+    return true;
+  }
+  if (path == "legacy") {
+    CUdeviceptr_v1 p{};
+    if (bytes > UINT32_MAX || CU(cuMemAlloc)(&p, static_cast<unsigned>(bytes)) != CUDA_SUCCESS) return false;
+    held.push_back({[p] { CU(cuMemFree)(p); }});
+    return true;
+  }
+  if (path == "managed") {
+    CUdeviceptr p{};
+    if (CU(cuMemAllocManaged)(&p, bytes, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS) return false;
+    held.push_back({[p] { CU(cuMemFree_v2)(p); }});
+    return true;
+  }
+  if (path == "async" || path == "pool") {
+    CUdeviceptr p{};
+    CUresult rc;
+    if (path == "async") {
+      rc = CU(cuMemAllocAsync)(&p, bytes, nullptr);
+    } else {
+      CUmemoryPool pool{};
+      must(CU(cuDeviceGetDefaultMemPool)(&pool, dev), "cuDeviceGetDefaultMemPool");
+      rc = CU(cuMemAllocFromPoolAsync)(&p, bytes, pool, nullptr);
+    }
+    if (rc != CUDA_SUCCESS) return false;
+    held.push_back({[p] { CU(cuMemFreeAsync)(p, nullptr); }});
+    return true;
+  }
+  if (path == "vmm") {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    CUmemGenericAllocationHandle h{};
+    const uint64_t size = bytes / (2 * MiB) * (2 * MiB);  // whole pages, as the driver demands
+    if (size == 0 || CU(cuMemCreate)(&h, size, &prop, 0) != CUDA_SUCCESS) return false;
+    held.push_back({[h] { CU(cuMemRelease)(h); }});
+    return true;
+  }
+  if (path == "pitch") {
+    // Width x height whose product wraps: as wide as asked, 2^32 rows.
+    CUdeviceptr p{};
+    size_t pitch = 0;
+    const size_t width = bytes >> 32 ? bytes : 1 << 20;
+    const size_t height = bytes >> 32 ? 1ULL << 32 : bytes >> 20;
+    if (CU(cuMemAllocPitch_v2)(&p, &pitch, width, height, 4) != CUDA_SUCCESS) return false;
+    held.push_back({[p] { CU(cuMemFree_v2)(p); }});
+    return true;
+  }
+  if (path == "array" || path == "array3d" || path == "mipmap") {
+    CUDA_ARRAY3D_DESCRIPTOR d{};
+    d.Format = CU_AD_FORMAT_FLOAT;
+    d.NumChannels = 4;                                  // 16 bytes a texel
+    d.Width = bytes >> 32 ? bytes : 65536;              // 1 MiB a row
+    d.Height = bytes >> 32 ? 1ULL << 40 : bytes >> 20;  // wraps for huge sizes
+    d.Depth = path == "array" ? 0 : 1;
+    CUarray a{};
+    if (path == "array") {
+      CUDA_ARRAY_DESCRIPTOR d2{d.Width, d.Height, d.Format, d.NumChannels};
+      if (CU(cuArrayCreate_v2)(&a, &d2) != CUDA_SUCCESS) return false;
+    } else if (path == "array3d") {
+      if (CU(cuArray3DCreate_v2)(&a, &d) != CUDA_SUCCESS) return false;
+    } else {
+      CUmipmappedArray m{};
+      if (CU(cuMipmappedArrayCreate)(&m, &d, 1) != CUDA_SUCCESS) return false;
+      held.push_back({[m] { CU(cuMipmappedArrayDestroy)(m); }});
+      return true;
+    }
+    held.push_back({[a] { CU(cuArrayDestroy)(a); }});
+    return true;
+  }
+  std::printf("{\"error\":\"unknown path %s\"}\n", path.c_str());
+  std::exit(2);
+}
+
+uint64_t fill(const std::string& path, uint64_t chunk, std::vector<Held>& held) {
+  uint64_t total = 0;
+  while (allocate(path, chunk, held)) total += chunk;
+  return total;
+}
+
+json overflow(uint64_t limit) {
+  open_device(0);
+  const std::vector<std::string> paths = {"alloc", "legacy", "managed", "async",   "pool",
+                                          "vmm",   "pitch",  "array",   "array3d", "mipmap"};
+  json out = {{"command", "overflow"}, {"limit_bytes", limit}};
+  uint64_t granted_past_cap = 0, worst_card = 0, worst_gap = 0;
+  json rounds = json::array();
+  for (int round = 0; round < 4; ++round) {
+    std::vector<Held> held;
+    const uint64_t filled = fill("alloc", 100 * MiB, held);
+    for (const auto& path : paths) {
+      const uint64_t used = view_used();
+      for (uint64_t bytes : std::initializer_list<uint64_t>{
+               UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - used + 1, UINT64_MAX - 2 * MiB + 2, 1ULL << 63,
+               (1ULL << 63) + (1ULL << 62), limit - used + 1, limit + 1}) {
+        if (allocate(path, bytes, held)) ++granted_past_cap;
+        const uint64_t card = card_bytes(0), seen = view_used();
+        worst_card = std::max(worst_card, card);
+        worst_gap = std::max(worst_gap, card > seen ? card - seen : seen - card);
+      }
+    }
+    // The slot still holds what was filled: one more chunk is refused.
+    std::vector<Held> extra;
+    const bool one_more = allocate("alloc", 100 * MiB, extra);
+    rounds.push_back({{"filled_bytes", filled},
+                      {"view_used_bytes", view_used()},
+                      {"card_bytes", card_bytes(0)},
+                      {"one_more_granted", one_more}});
+    for (auto& h : extra) h.free();
+    for (auto& h : held) h.free();
+  }
+  out["rounds"] = rounds;
+  out["granted_past_cap"] = granted_past_cap;
+  out["max_card_bytes"] = worst_card;
+  out["max_view_card_gap_bytes"] = worst_gap;
+  out["final_view_used_bytes"] = view_used();
+  return out;
+}
+
+json pool_of(uint64_t limit) {
+  (void)limit;
+  open_device(1);
+  CUcontext ctx0 = open_device(0);
+  std::vector<Held> held;
+  auto from_pool = [&](CUmemoryPool pool) {
+    uint64_t n = 0;
+    for (int i = 0; i < 6; ++i) {
+      CUdeviceptr p{};
+      if (CU(cuMemAllocFromPoolAsync)(&p, 300 * MiB, pool, nullptr) != CUDA_SUCCESS) break;
+      held.push_back({[p] { CU(cuMemFreeAsync)(p, nullptr); }});
+      ++n;
+    }
+    return n;
+  };
+  CUmemoryPool default1{};
+  must(CU(cuDeviceGetDefaultMemPool)(&default1, 1), "cuDeviceGetDefaultMemPool");
+  const uint64_t from_default = from_pool(default1);
+  const uint64_t card1_after_default = card_bytes(1);
+  for (auto& h : held) h.free();
+  held.clear();
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = 1;
+  CUmemoryPool created{};
+  must(CU(cuMemPoolCreate)(&created, &props), "cuMemPoolCreate");
+  const uint64_t from_created = from_pool(created);
+  const uint64_t card1_after_created = card_bytes(1);
+  const uint64_t card0 = card_bytes(0), view0 = view_used();
+  (void)ctx0;
+  for (auto& h : held) h.free();
+  return {{"command", "pool-of"},
+          {"chunks_from_default_pool", from_default},
+          {"card1_bytes_default_pool", card1_after_default},
+          {"chunks_from_created_pool", from_created},
+          {"card1_bytes_created_pool", card1_after_created},
+          {"card0_bytes", card0},
+          {"card0_view_used_bytes", view0}};
+}
+
+json vmm_map(uint64_t limit) {
+  open_device(0);
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  const uint64_t size = limit / 2 / (2 * MiB) * (2 * MiB) + 2 * MiB;  // just over half the slice
+  CUmemGenericAllocationHandle h{};
+  must(CU(cuMemCreate)(&h, size, &prop, 0), "cuMemCreate");
+  CUdeviceptr va{};
+  must(CU(cuMemAddressReserve)(&va, size, 0, 0, 0), "cuMemAddressReserve");
+  must(CU(cuMemMap)(va, size, 0, h, 0), "cuMemMap");
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  must(CU(cuMemSetAccess)(va, size, &access, 1), "cuMemSetAccess");
+  must(CU(cuMemRelease)(h), "cuMemRelease");  // still mapped: still allocated
+  std::vector<Held> held;
+  const bool second_half_while_mapped = allocate("alloc", size, held);
+  const uint64_t used_while_mapped = view_used(), card_while_mapped = card_bytes(0);
+  for (auto& x : held) x.free();
+  held.clear();
+  must(CU(cuMemUnmap)(va, size), "cuMemUnmap");
+  must(CU(cuMemAddressFree)(va, size), "cuMemAddressFree");
+  const uint64_t used_after_unmap = view_used();
+  const bool second_half_after_unmap = allocate("alloc", size, held);
+  for (auto& x : held) x.free();
+  return {{"command", "vmm-map"},
+          {"mapped_bytes", size},
+          {"granted_while_mapped", second_half_while_mapped},
+          {"view_used_while_mapped", used_while_mapped},
+          {"card_bytes_while_mapped", card_while_mapped},
+          {"view_used_after_unmap", used_after_unmap},
+          {"granted_after_unmap", second_half_after_unmap}};
+}
+
+json legacy() {
+  open_device(0);
+  unsigned free = 0, total = 0, device_total = 0;
+  must(CU(cuMemGetInfo)(&free, &total), "cuMemGetInfo");
+  must(CU(cuDeviceTotalMem)(&device_total, 0), "cuDeviceTotalMem");
+  std::vector<Held> held;
+  const uint64_t allocated = fill("legacy", 100 * MiB, held);
+  json out = {{"command", "legacy"},          {"total_bytes", total},
+              {"free_bytes", free},           {"device_total_bytes", device_total},
+              {"allocated_bytes", allocated}, {"card_bytes", card_bytes(0)}};
+  for (auto& h : held) h.free();
+  return out;
+}
+
+json by_name() {
+  open_device(0);
+  auto get_proc = CU(cuGetProcAddress_v2);
+  void* f = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  must(get_proc("cuMemAlloc", &f, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &status), "cuGetProcAddress_v2");
+  auto alloc = reinterpret_cast<decltype(&::cuMemAlloc_v2)>(f);
+  uint64_t allocated = 0;
+  std::vector<CUdeviceptr> ptrs;
+  for (CUdeviceptr p{}; ptrs.size() < 30 && alloc(&p, 100 * MiB) == CUDA_SUCCESS; allocated += 100 * MiB)
+    ptrs.push_back(p);
+  Dl_info info{};
+  const bool named = dladdr(f, &info) && info.dli_sname && info.dli_saddr == f;
+  json out = {{"command", "by-name"},
+              {"answer_exported_as", named ? info.dli_sname : ""},
+              {"allocated_bytes", allocated},
+              {"card_bytes", card_bytes(0)}};
+  for (auto p : ptrs) CU(cuMemFree_v2)(p);
+  return out;
+}
+
+json view() {
+  open_device(0);
+  size_t free = 0, total = 0, device_total = 0;
+  must(CU(cuMemGetInfo_v2)(&free, &total), "cuMemGetInfo_v2");
+  must(CU(cuDeviceTotalMem_v2)(&device_total, 0), "cuDeviceTotalMem_v2");
+  NV(nvmlInit_v2)();
+  nvmlDevice_t dev{};
+  NV(nvmlDeviceGetHandleByIndex_v2)(0, &dev);
+  nvmlMemory_t m{};
+  NV(nvmlDeviceGetMemoryInfo)(dev, &m);
+  return {{"command", "view"},           {"cuda_total_bytes", total},
+          {"cuda_free_bytes", free},     {"device_total_bytes", device_total},
+          {"nvml_total_bytes", m.total}, {"nvml_free_bytes", m.free}};
+}
+
+json granularity() {
+  open_device(0);
+  std::vector<Held> held;
+  uint64_t n = 0;
+  while (allocate("alloc", 3 * MiB, held)) ++n;
+  json out = {{"command", "granularity"},
+              {"granted", n},
+              {"view_used_bytes", view_used()},
+              {"card_bytes", card_bytes(0)}};
+  for (auto& h : held) h.free();
+  return out;
+}
+
+json mipmap() {
+  open_device(0);
+  std::vector<Held> held;
+  uint64_t n = 0;
+  while (allocate("mipmap", 256 * MiB, held)) ++n;
+  json out = {
+      {"command", "mipmap"}, {"granted", n}, {"view_used_bytes", view_used()}, {"card_bytes", card_bytes(0)}};
+  for (auto& h : held) h.free();
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: gpuslice-adversary COMMAND [LIMIT_MIB]\n");
+    return 2;
+  }
+  const std::string command = argv[1];
+  const uint64_t limit = argc > 2 ? std::strtoull(argv[2], nullptr, 10) * MiB : 0;
+  json out;
+  if (command == "overflow")
+    out = overflow(limit);
+  else if (command == "pool-of")
+    out = pool_of(limit);
+  else if (command == "vmm-map")
+    out = vmm_map(limit);
+  else if (command == "legacy")
+    out = legacy();
+  else if (command == "by-name")
+    out = by_name();
+  else if (command == "view")
+    out = view();
+  else if (command == "granularity")
+    out = granularity();
+  else if (command == "mipmap")
+    out = mipmap();
+  else {
+    std::fprintf(stderr, "unknown command %s\n", command.c_str());
+    return 2;
+  }
+  std::printf("%s\n", out.dump().c_str());
+  return 0;
+}
