@@ -74,6 +74,9 @@
   X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, per_thread)                      \
   X(cuMemPoolCreate, cuMemPoolCreate, 11020, any)                                \
   X(cuMemPoolDestroy, cuMemPoolDestroy, 11020, any)                              \
+  X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020, any)                    \
+  X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 11020, any)                    \
+  X(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, any)                                \
   X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020, any)            \
   X(cuMemCreate, cuMemCreate, 10020, any)                                        \
   X(cuMemRelease, cuMemRelease, 10020, any)                                      \

@@ -36,32 +36,60 @@ CUresult free_allocation(CUdeviceptr dptr) {
   return CUDA_SUCCESS;
 }
 
-// Stream-ordered allocation is modelled as immediate: the pool keeps
-// nothing back, so the card sees the bytes from the call until the free.
-CUresult allocate_async(CUdeviceptr* dptr, std::uint64_t bytes, CUmemoryPool pool, CUstream stream) {
+// Stream-ordered allocation is modelled as immediate. It comes from a pool
+// (the device's default pool unless one is named), which first reuses what
+// it cached; a free hands the memory back to the pool, which keeps up to
+// its release threshold charged on the card and releases the rest.
+Pool* default_pool(Driver& d, int ordinal, std::size_t physical) {
+  Pool*& pool = d.default_pools[static_cast<std::size_t>(ordinal)];
+  if (pool == nullptr) pool = d.pools.add(std::make_unique<Pool>(Pool{ordinal, physical, true}));
+  return pool;
+}
+
+void trim(Driver& d, Pool& pool, std::uint64_t keep) {
+  if (pool.cached <= keep) return;
+  d.uncharge(pool.device, pool.cached - keep);
+  pool.cached = keep;
+}
+
+CUresult allocate_async(CUdeviceptr* dptr, std::uint64_t requested, CUmemoryPool handle, CUstream stream) {
   Driver& d = driver();
   std::lock_guard lock(d.mutex);
   Context* context = nullptr;
   Stream* object = nullptr;
   if (const CUresult rc = d.stream_context(stream, context, object); rc != CUDA_SUCCESS) return rc;
-  std::size_t physical = context->device;
-  if (pool != nullptr) {
-    const Pool* found = d.pools.find(pool);
-    if (found == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    physical = found->device;
-  }
-  return d.allocate(context, physical, bytes, dptr);
+  Pool* pool = handle != nullptr ? d.pools.find(handle) : default_pool(d, context->ordinal, context->device);
+  if (pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (dptr == nullptr || requested == 0) return CUDA_ERROR_INVALID_VALUE;
+  const std::uint64_t bytes = gpuslice::fake::driver_rounded(requested);
+  if (bytes == 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  const std::uint64_t reused = std::min(pool->cached, bytes);
+  std::uint64_t address = 0;
+  if (const CUresult rc = d.charge(pool->device, bytes - reused, address); rc != CUDA_SUCCESS) return rc;
+  pool->cached -= reused;
+  d.allocations[address] = Allocation{bytes, pool->device, context, pool};
+  *dptr = address;
+  return CUDA_SUCCESS;
 }
 
 CUresult free_async(CUdeviceptr dptr, CUstream stream) {
-  {
-    Driver& d = driver();
-    std::lock_guard lock(d.mutex);
-    Context* context = nullptr;
-    Stream* object = nullptr;
-    if (const CUresult rc = d.stream_context(stream, context, object); rc != CUDA_SUCCESS) return rc;
+  Driver& d = driver();
+  std::lock_guard lock(d.mutex);
+  Context* context = nullptr;
+  Stream* object = nullptr;
+  if (const CUresult rc = d.stream_context(stream, context, object); rc != CUDA_SUCCESS) return rc;
+  if (dptr == 0) return CUDA_SUCCESS;
+  const auto it = d.allocations.find(dptr);
+  if (it == d.allocations.end()) return CUDA_ERROR_INVALID_VALUE;
+  Pool* pool = it->second.pool;
+  if (pool == nullptr) {
+    d.uncharge(it->second.device, it->second.bytes);
+  } else {
+    pool->cached += it->second.bytes;
+    trim(d, *pool, pool->release_threshold);
   }
-  return free_allocation(dptr);
+  d.allocations.erase(it);
+  return CUDA_SUCCESS;
 }
 
 CUresult check_range(CUdeviceptr address, size_t bytes) {
@@ -180,8 +208,11 @@ extern "C" CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   Driver& d = driver();
   std::lock_guard lock(d.mutex);
   if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
-  const Pool* found = d.pools.find(pool);
+  Pool* found = d.pools.find(pool);
   if (found == nullptr || found->is_default) return CUDA_ERROR_INVALID_VALUE;
+  trim(d, *found, 0);
+  for (auto& [address, allocation] : d.allocations)
+    if (allocation.pool == found) allocation.pool = nullptr;  // freed to the card from now on
   d.pools.erase(pool);
   return CUDA_SUCCESS;
 }
@@ -192,9 +223,7 @@ extern "C" CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice d
   std::size_t physical = 0;
   if (const CUresult rc = d.device(dev, physical); rc != CUDA_SUCCESS) return rc;
   if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  Pool*& pool = d.default_pools[static_cast<std::size_t>(dev)];
-  if (pool == nullptr) pool = d.pools.add(std::make_unique<Pool>(Pool{dev, physical, true}));
-  *pool_out = reinterpret_cast<CUmemoryPool>(pool);
+  *pool_out = reinterpret_cast<CUmemoryPool>(default_pool(d, dev, physical));
   return CUDA_SUCCESS;
 }
 
@@ -322,5 +351,39 @@ extern "C" CUresult cuMipmappedArrayDestroy(CUmipmappedArray handle) {
   if (array == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   d.uncharge(array->allocation.device, array->allocation.bytes);
   d.mipmapped_arrays.erase(handle);
+  return CUDA_SUCCESS;
+}
+
+// Only the release threshold is modelled (the attribute frameworks set).
+extern "C" CUresult cuMemPoolSetAttribute(CUmemoryPool handle, CUmemPool_attribute attr, void* value) {
+  Driver& d = driver();
+  std::lock_guard lock(d.mutex);
+  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
+  Pool* pool = d.pools.find(handle);
+  if (pool == nullptr || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) return CUDA_ERROR_NOT_SUPPORTED;
+  pool->release_threshold = *static_cast<const cuuint64_t*>(value);
+  trim(d, *pool, pool->release_threshold);
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuMemPoolGetAttribute(CUmemoryPool handle, CUmemPool_attribute attr, void* value) {
+  Driver& d = driver();
+  std::lock_guard lock(d.mutex);
+  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
+  const Pool* pool = d.pools.find(handle);
+  if (pool == nullptr || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (attr != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) return CUDA_ERROR_NOT_SUPPORTED;
+  *static_cast<cuuint64_t*>(value) = pool->release_threshold;
+  return CUDA_SUCCESS;
+}
+
+extern "C" CUresult cuMemPoolTrimTo(CUmemoryPool handle, size_t minBytesToKeep) {
+  Driver& d = driver();
+  std::lock_guard lock(d.mutex);
+  if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
+  Pool* pool = d.pools.find(handle);
+  if (pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  trim(d, *pool, minBytesToKeep);
   return CUDA_SUCCESS;
 }

@@ -35,10 +35,13 @@ struct Context {
   unsigned retains = 0;  // primary contexts: live while above zero
 };
 
+struct Pool;
+
 struct Allocation {
   std::uint64_t bytes = 0;
   std::size_t device = 0;
   Context* context = nullptr;  // freed with it; nullptr: lives until released
+  Pool* pool = nullptr;        // stream-ordered: its pool takes it back on free
 };
 
 struct Stream {
@@ -62,10 +65,15 @@ struct Array {
   Allocation allocation;
 };
 
+// A memory pool keeps freed memory, up to its release threshold (0 by
+// default; PyTorch's cudaMallocAsync backend sets UINT64_MAX), charged on
+// the card and reuses it for its next allocations.
 struct Pool {
   int ordinal = 0;
   std::size_t device = 0;
   bool is_default = false;
+  std::uint64_t release_threshold = 0;
+  std::uint64_t cached = 0;  // freed, still charged to the card
 };
 
 struct GraphNode {

@@ -12,6 +12,7 @@ namespace gpuslice::shim {
 struct Held {
   int region_device;
   uint64_t bytes;
+  void* pool = nullptr;  // stream-ordered allocations: the pool that takes them back
 };
 
 template <class Handle>

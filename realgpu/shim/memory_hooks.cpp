@@ -47,13 +47,15 @@ void log_oom(int ordinal, uint64_t needed, uint64_t limit) {
 // `bytes` is what was asked; the slice is charged what the driver takes
 // (Runtime::driver_bytes). A size whose arithmetic overflowed arrives as
 // UINT64_MAX and is refused by the region's check, which cannot wrap.
+// With `exact`, `requested` is already what the driver takes (a pool's
+// allocation less what the pool reuses).
 template <class Allocate, class Keep>
-CUresult counted(int ordinal, uint64_t requested, Allocate&& allocate, Keep&& keep) {
+CUresult counted(int ordinal, uint64_t requested, Allocate&& allocate, Keep&& keep, bool exact = false) {
   auto& rt = Runtime::get();
   if (!rt.env_error().empty()) return CUDA_ERROR_INVALID_VALUE;
   const uint64_t limit = rt.memory_limit(ordinal);
   if (limit == 0) return allocate();
-  const uint64_t bytes = rt.driver_bytes(ordinal, requested);
+  const uint64_t bytes = exact ? requested : rt.driver_bytes(ordinal, requested);
   auto* region = rt.region();
   const int rdev = rt.region_device(ordinal);
   if (!region || rdev < 0) {
@@ -149,28 +151,76 @@ Mappings& mappings() {
   return *m;
 }
 
-// Which device a memory pool's allocations live on, learnt when the
-// application gets the pool; allocations from it are charged there, not
-// to the current device.
+// Memory pools, as the shim learns them: the card a pool's allocations
+// live on (charged there, not to the current card), its release threshold
+// and what it caches. A pool keeps freed memory up to its threshold (0 by
+// default; PyTorch's cudaMallocAsync backend sets UINT64_MAX) and reuses
+// it: that memory stays charged to the slice until the pool releases it.
 class PoolDevices {
  public:
   void remember(CUmemoryPool pool, int ordinal) {
     std::lock_guard lock(mutex_);
-    ordinals_[pool] = ordinal;
+    pools_[pool].ordinal = ordinal;
   }
   void forget(CUmemoryPool pool) {
     std::lock_guard lock(mutex_);
-    ordinals_.erase(pool);
+    const auto it = pools_.find(pool);
+    if (it == pools_.end()) return;
+    release(it->second, 0);
+    pools_.erase(it);
   }
   std::optional<int> ordinal(CUmemoryPool pool) {
     std::lock_guard lock(mutex_);
-    const auto it = ordinals_.find(pool);
-    return it == ordinals_.end() ? std::nullopt : std::optional<int>(it->second);
+    const auto it = pools_.find(pool);
+    return it == pools_.end() || it->second.ordinal < 0 ? std::nullopt
+                                                        : std::optional<int>(it->second.ordinal);
+  }
+  // Takes up to `bytes` of what the pool caches on `rdev` for a new allocation.
+  uint64_t reuse(CUmemoryPool pool, int rdev, uint64_t bytes) {
+    std::lock_guard lock(mutex_);
+    auto& p = pools_[pool];
+    if (p.region_device != rdev) return 0;
+    const uint64_t taken = std::min(p.cached, bytes);
+    p.cached -= taken;
+    return taken;
+  }
+  // Gives `bytes` back to the pool (a free, or a failed allocation's reuse).
+  void cache(CUmemoryPool pool, int rdev, uint64_t bytes) {
+    std::lock_guard lock(mutex_);
+    auto& p = pools_[pool];
+    if (p.cached > 0 && p.region_device != rdev) release(p, 0);
+    p.region_device = rdev;
+    p.cached += bytes;
+    release(p, p.threshold);
+  }
+  void set_threshold(CUmemoryPool pool, uint64_t threshold) {
+    std::lock_guard lock(mutex_);
+    auto& p = pools_[pool];
+    p.threshold = threshold;
+    release(p, threshold);
+  }
+  void trim(CUmemoryPool pool, uint64_t keep) {
+    std::lock_guard lock(mutex_);
+    const auto it = pools_.find(pool);
+    if (it != pools_.end()) release(it->second, keep);
   }
 
  private:
+  struct State {
+    int ordinal = -1;
+    int region_device = -1;
+    uint64_t threshold = 0;
+    uint64_t cached = 0;
+  };
+  // What the pool caches above `keep` goes back to the slice.
+  static void release(State& p, uint64_t keep) {
+    if (p.cached <= keep) return;
+    if (auto* region = Runtime::get().region(); region && p.region_device >= 0)
+      region->release(p.region_device, p.cached - keep);
+    p.cached = keep;
+  }
   std::mutex mutex_;
-  std::unordered_map<CUmemoryPool, int> ordinals_;
+  std::unordered_map<CUmemoryPool, State> pools_;
 };
 PoolDevices& pools() {
   static auto* p = new PoolDevices();
@@ -253,33 +303,91 @@ GPUSLICE_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   return freed(Runtime::get().real().cuMemFree_v2(dptr), pointers(), dptr);
 }
 
-// Stream-ordered allocations are charged when requested and returned when
-// the free is requested: from then on the application no longer holds them
-// (a pool may keep the pages cached; they are the driver's, reusable by
-// this slice's next request).
+namespace {
+
+// Stream-ordered allocations come from a pool: the current pool of the
+// current card (cuMemAllocAsync) or the named one. They are charged to the
+// pool's card when requested; a free hands them back to the pool, which
+// keeps up to its release threshold charged (see PoolDevices) and returns
+// the rest to the slice when the free is requested.
+template <class Allocate>
+CUresult pool_allocation(CUdeviceptr* dptr, uint64_t requested, CUmemoryPool pool, Allocate&& allocate) {
+  auto& rt = Runtime::get();
+  const int ordinal = pools().ordinal(pool).value_or(rt.current_ordinal_or(0));
+  if (!rt.env_error().empty()) return CUDA_ERROR_INVALID_VALUE;
+  if (rt.memory_limit(ordinal) == 0) return allocate();
+  const int rdev = rt.region_device(ordinal);
+  const uint64_t bytes = rt.driver_bytes(ordinal, requested);
+  const uint64_t reused = rdev >= 0 && bytes != UINT64_MAX ? pools().reuse(pool, rdev, bytes) : 0;
+  const CUresult rc = counted(
+      ordinal, bytes - reused, allocate,
+      [&](Held h) {
+        pointers().add(*dptr, Held{h.region_device, bytes, reinterpret_cast<void*>(pool)});
+      },
+      /*exact=*/true);
+  if (rc != CUDA_SUCCESS && reused > 0) pools().cache(pool, rdev, reused);
+  return rc;
+}
+
+// The pool cuMemAllocAsync draws from: the current card's current pool.
+CUmemoryPool current_pool() {
+  auto& rt = Runtime::get();
+  const int ordinal = rt.current_ordinal_or(0);
+  CUmemoryPool pool = nullptr;
+  if (rt.memory_limit(ordinal) == 0 || rt.real().cuDeviceGetMemPool(&pool, ordinal) != CUDA_SUCCESS)
+    return nullptr;
+  pools().remember(pool, ordinal);
+  return pool;
+}
+
+CUresult freed_async(CUresult rc, CUdeviceptr dptr) {
+  if (rc != CUDA_SUCCESS) return rc;
+  const auto held = pointers().take(dptr);
+  if (held && held->pool)
+    pools().cache(static_cast<CUmemoryPool>(held->pool), held->region_device, held->bytes);
+  else
+    give_back(held);
+  return rc;
+}
+
+}  // namespace
+
 GPUSLICE_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return counted_pointer(dptr, bytesize,
+  return pool_allocation(dptr, bytesize, current_pool(),
                          [&] { return Runtime::get().real().cuMemAllocAsync(dptr, bytesize, stream); });
 }
 GPUSLICE_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream stream) {
-  return counted_pointer(dptr, bytesize,
+  return pool_allocation(dptr, bytesize, current_pool(),
                          [&] { return Runtime::get().real().cuMemAllocAsync_ptsz(dptr, bytesize, stream); });
 }
-// A pool's allocations are charged to the pool's device (a pool the shim
-// did not see made, e.g. imported from another process: the current one).
 GPUSLICE_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                                  CUstream stream) {
-  return counted_pointer(
-      dptr, bytesize,
-      [&] { return Runtime::get().real().cuMemAllocFromPoolAsync(dptr, bytesize, pool, stream); },
-      pools().ordinal(pool));
+  return pool_allocation(dptr, bytesize, pool, [&] {
+    return Runtime::get().real().cuMemAllocFromPoolAsync(dptr, bytesize, pool, stream);
+  });
 }
 GPUSLICE_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                                       CUstream stream) {
-  return counted_pointer(
-      dptr, bytesize,
-      [&] { return Runtime::get().real().cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, stream); },
-      pools().ordinal(pool));
+  return pool_allocation(dptr, bytesize, pool, [&] {
+    return Runtime::get().real().cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, stream);
+  });
+}
+GPUSLICE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
+  return freed_async(Runtime::get().real().cuMemFreeAsync(dptr, stream), dptr);
+}
+GPUSLICE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
+  return freed_async(Runtime::get().real().cuMemFreeAsync_ptsz(dptr, stream), dptr);
+}
+GPUSLICE_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  const CUresult rc = Runtime::get().real().cuMemPoolSetAttribute(pool, attr, value);
+  if (rc == CUDA_SUCCESS && attr == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD && value)
+    pools().set_threshold(pool, *static_cast<const cuuint64_t*>(value));
+  return rc;
+}
+GPUSLICE_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+  const CUresult rc = Runtime::get().real().cuMemPoolTrimTo(pool, keep);
+  if (rc == CUDA_SUCCESS) pools().trim(pool, keep);
+  return rc;
 }
 GPUSLICE_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
   const CUresult rc = Runtime::get().real().cuMemPoolCreate(pool, props);
@@ -301,12 +409,6 @@ GPUSLICE_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
   const CUresult rc = Runtime::get().real().cuDeviceGetMemPool(pool, dev);
   if (rc == CUDA_SUCCESS && pool) pools().remember(*pool, static_cast<int>(dev));
   return rc;
-}
-GPUSLICE_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) {
-  return freed(Runtime::get().real().cuMemFreeAsync(dptr, stream), pointers(), dptr);
-}
-GPUSLICE_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) {
-  return freed(Runtime::get().real().cuMemFreeAsync_ptsz(dptr, stream), pointers(), dptr);
 }
 
 // Virtual memory management: the physical allocation is what takes memory.

@@ -10,12 +10,14 @@ namespace {
   throw EnvError(std::string(variable) + "='" + std::string(text) + "': " + std::string(why));
 }
 
-uint64_t parse_digits(std::string_view digits, std::string_view variable, std::string_view text) {
-  if (digits.empty()) refuse(variable, text, "expected a whole number");
+// `expected` says what the variable takes, for the refusal message (a
+// percentage takes no suffix, so its message must not offer one).
+uint64_t parse_digits(std::string_view digits, std::string_view variable, std::string_view text,
+                      std::string_view expected) {
+  if (digits.empty()) refuse(variable, text, expected);
   uint64_t v = 0;
   for (char c : digits) {
-    if (c < '0' || c > '9')
-      refuse(variable, text, "expected a whole number with an optional k, m or g suffix");
+    if (c < '0' || c > '9') refuse(variable, text, expected);
     const uint64_t d = static_cast<uint64_t>(c - '0');
     if (v > (UINT64_MAX - d) / 10) refuse(variable, text, "too large");
     v = v * 10 + d;
@@ -53,13 +55,14 @@ uint64_t parse_bytes(std::string_view text, std::string_view variable) {
     }
     if (unit != 1) digits.remove_suffix(1);
   }
-  const uint64_t v = parse_digits(digits, variable, text);
+  const uint64_t v =
+      parse_digits(digits, variable, text, "expected a whole number with an optional k, m or g suffix");
   if (v > UINT64_MAX / unit) refuse(variable, text, "too large");
   return v * unit;
 }
 
 int parse_percent(std::string_view text, std::string_view variable) {
-  const uint64_t v = parse_digits(text, variable, text);
+  const uint64_t v = parse_digits(text, variable, text, "expected a whole number of percent, 0 to 100");
   if (v > 100) refuse(variable, text, "a percentage is at most 100");
   return static_cast<int>(v);
 }
@@ -95,7 +98,7 @@ SliceEnv read_slice_env(const EnvLookup& lookup) {
     env.shared_cache = *c;
   }
   if (auto l = lookup("LIBCUDA_LOG_LEVEL")) {
-    const uint64_t v = parse_digits(*l, "LIBCUDA_LOG_LEVEL", *l);
+    const uint64_t v = parse_digits(*l, "LIBCUDA_LOG_LEVEL", *l, "use 0 (errors) to 4 (debug)");
     if (v > 4) refuse("LIBCUDA_LOG_LEVEL", *l, "use 0 (errors) to 4 (debug)");
     env.log_level = static_cast<int>(v);
   }

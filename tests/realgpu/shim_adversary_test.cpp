@@ -111,6 +111,20 @@ TEST_CASE("a physical allocation released while mapped stays charged until unmap
   CHECK(j["granted_after_unmap"] == true);
 }
 
+TEST_CASE("a pool that keeps freed memory (release threshold UINT64_MAX, as PyTorch sets) keeps it charged") {
+  Lab lab;
+  const json j = lab.adversary("pool-threshold", 1000, lab.slice("pool-threshold", 1000));
+  INFO(j.dump());
+  CHECK(j["cached_card_bytes"] == 600 * MiB);  // the driver still holds it for the pool
+  CHECK(j["cached_view_used"] == 600 * MiB);
+  CHECK(j["plain_granted_while_cached"] == false);  // 600 cached + 600 would pass 1000
+  CHECK(j["reuse_view_used"] == 600 * MiB);         // reuse takes nothing new
+  CHECK(j["reuse_card_bytes"] == 600 * MiB);
+  CHECK(j["trimmed_view_used"] == 0);
+  CHECK(j["trimmed_card_bytes"] == 0);
+  CHECK(j["plain_granted_after_trim"] == true);
+}
+
 TEST_CASE("the unsuffixed 32-bit-era entry points are capped and virtualised") {
   Lab lab;
   const json j = lab.adversary("legacy", 1000, lab.slice("legacy", 1000));
@@ -211,4 +225,43 @@ TEST_CASE("a cache file that is not ours is refused, left as it was, and new one
   const ChildResult ok = run_child({lab.t.probe, "alloc", "--chunk-mib", "100", "--max-mib", "100"}, fresh);
   REQUIRE(stat(fresh["CUDA_DEVICE_MEMORY_SHARED_CACHE"].c_str(), &st) == 0);
   CHECK((st.st_mode & 0002) == 0);
+}
+
+// HAMi-core's own test scenarios (its test/ folder), as our programs.
+TEST_CASE("HAMi-core #310: an async allocation freed with another card current returns to its card") {
+  Lab lab;
+  auto env = lab.slice("cross-free", 0);
+  env["GPUSLICE_FAKE_GPUS"] = "NVIDIA L4:23034:58;NVIDIA L4:23034:58";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1000m";
+  const json j = lab.adversary("cross-free", 0, env);
+  INFO(j.dump());
+  CHECK(j["card0_used_allocated"] == 32 * MiB);
+  CHECK(j["card1_used_after_free"] == 0);  // not decremented for memory it never held
+  CHECK(j["card1_used_allocated"] == 32 * MiB);
+  CHECK(j["card0_used_after_free"] == 0);
+}
+
+TEST_CASE("HAMi-core's host-memory tests: page-locked and registered host memory is not charged") {
+  Lab lab;
+  const json j = lab.adversary("host", 100, lab.slice("host", 100));
+  INFO(j.dump());
+  CHECK(j["alloc_host"] == true);
+  CHECK(j["host_alloc"] == true);
+  CHECK(j["registered"] == true);
+  CHECK(j["view_used_bytes"] == 0);
+  CHECK(j["device_allocated_bytes"] == 100 * MiB);
+  CHECK(j["unregistered"] == true);
+  CHECK(j["freed"] == true);
+}
+
+TEST_CASE("HAMi-core's failure-leak test: a request the driver refuses gives its reservation back") {
+  Lab lab;
+  auto env = lab.slice("refuses", 0);
+  env["GPUSLICE_FAKE_GPUS"] = "NVIDIA A2:15360:10";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "20g";  // the slice would allow more than the card has
+  const json j = lab.adversary("driver-refuses", 0, env);
+  INFO(j.dump());
+  CHECK(j["refused"] == 4);
+  CHECK(j["view_used_bytes"] == 0);
+  CHECK(j["whole_card_bytes"] == 15360 * MiB);
 }

@@ -65,3 +65,25 @@ TEST_CASE("0 and 100 percent mean no throttling; defaults match HAMi-core") {
   CHECK(env.core_policy == CorePolicy::Default);
   CHECK_FALSE(env.any_memory_limit());
 }
+
+TEST_CASE("a percentage's refusal offers no suffix; 0k is a valid memory limit (none), not a percentage") {
+  for (const char* bad : {"0k", "30m", "abc", "", "1.5"}) {
+    INFO(bad);
+    try {
+      read({{"CUDA_DEVICE_SM_LIMIT", bad}});
+      FAIL("accepted");
+    } catch (const EnvError& e) {
+      const std::string what = e.what();
+      CHECK(what.find("CUDA_DEVICE_SM_LIMIT='") == 0);
+      CHECK(what.find("percent") != std::string::npos);
+      CHECK(what.find("suffix") == std::string::npos);
+    }
+  }
+  CHECK(read({{"CUDA_DEVICE_MEMORY_LIMIT", "0k"}}).memory_limit[0] == 0);
+  try {
+    read({{"CUDA_DEVICE_MEMORY_LIMIT", "k"}});
+    FAIL("accepted");
+  } catch (const EnvError& e) {
+    CHECK(std::string(e.what()).find("k, m or g suffix") != std::string::npos);
+  }
+}

@@ -2,6 +2,7 @@
 #include "gpuslice/realgpu/slice_region.hpp"
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -226,4 +227,68 @@ TEST_CASE("a file that is not a region of this version is refused, naming it") {
     CHECK(std::string(e.what()).find(path.file) != std::string::npos);
   }
   CHECK_THROWS_AS(SliceRegion("/nonexistent-dir/x.cache"), RegionError);
+}
+
+TEST_CASE("sizes near 2^64 cannot wrap the check, and a refusal never empties the slot") {
+  const FreshPath path;
+  SliceRegion region(path);
+  const int d = region.device(uuid(1));
+  const uint64_t limit = 1000 * MiB;
+  REQUIRE(region.reserve(d, 900 * MiB, limit).granted);
+  for (uint64_t bytes :
+       std::initializer_list<uint64_t>{UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - 900 * MiB + 1, 1ULL << 63,
+                                       limit + 1, limit - 900 * MiB + 1}) {
+    INFO(bytes);
+    const auto r = region.reserve(d, bytes, limit);
+    CHECK_FALSE(r.granted);
+    CHECK(r.needed >= limit);  // saturated, never a small wrapped number
+    CHECK(region.used(d) == 900 * MiB);
+  }
+  CHECK(region.reserve(d, 100 * MiB, limit).granted);  // exactly the cap: still allowed
+  CHECK_FALSE(region.reserve(d, 1, limit).granted);
+}
+
+TEST_CASE("a file of another program is refused and left as it was: contents and permissions") {
+  const FreshPath path;
+  const std::string text = "HAMi-core's cache or anything else\n";
+  {
+    std::ofstream f(path.file);
+    f << text;
+  }
+  chmod(path.file.c_str(), 0600);
+  try {
+    SliceRegion region(path);
+    FAIL("accepted");
+  } catch (const RegionError& e) {
+    CHECK(std::string(e.what()).find("not a gpuslice accounting file") != std::string::npos);
+  }
+  std::ifstream in(path.file);
+  const std::string after((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(after == text);
+  struct stat st {};
+  REQUIRE(stat(path.file.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+}
+
+TEST_CASE("a new region file is not world-writable; an existing one keeps its mode") {
+  const FreshPath path;
+  { SliceRegion region(path); }
+  struct stat st {};
+  REQUIRE(stat(path.file.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0002) == 0);
+  chmod(path.file.c_str(), 0600);
+  { SliceRegion region(path); }
+  REQUIRE(stat(path.file.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+}
+
+TEST_CASE("each slot records its process's host pid for the compute limiter") {
+  const FreshPath path;
+  SliceRegion region(path);
+  const int d = region.device(uuid(1));
+  region.set_host_pid(123456);
+  const auto slots = region.live_slots(d);
+  REQUIRE(slots.size() == 1);
+  CHECK(slots[0].pid == static_cast<int>(getpid()));
+  CHECK(slots[0].host_pid == 123456);
 }

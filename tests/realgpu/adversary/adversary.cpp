@@ -14,6 +14,10 @@
 //   view                 the three views of the card's size
 //   granularity LIMIT_MIB  3 MiB requests take 4 MiB of a 2 MiB-page card
 //   mipmap LIMIT_MIB     mipmapped arrays until refused
+//   pool-threshold       a pool that keeps what is freed (PyTorch's setting)
+//   cross-free           an async allocation of card 0 freed with card 1 current
+//   host                 page-locked / registered host memory is not charged
+//   driver-refuses       a request the card cannot hold gives its reservation back
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <dlfcn.h>
@@ -387,6 +391,106 @@ json mipmap() {
   return out;
 }
 
+// PyTorch's cudaMallocAsync backend: the default pool's release threshold
+// at UINT64_MAX, so freed memory stays with the pool (and on the card).
+json pool_threshold() {
+  open_device(0);
+  CUmemoryPool pool{};
+  must(CU(cuDeviceGetDefaultMemPool)(&pool, 0), "cuDeviceGetDefaultMemPool");
+  cuuint64_t keep_all = UINT64_MAX;
+  must(CU(cuMemPoolSetAttribute)(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_all),
+       "cuMemPoolSetAttribute");
+  CUdeviceptr p{};
+  must(CU(cuMemAllocAsync)(&p, 600 * MiB, nullptr), "cuMemAllocAsync");
+  must(CU(cuMemFreeAsync)(p, nullptr), "cuMemFreeAsync");
+  const uint64_t cached_view = view_used(), cached_card = card_bytes(0);
+  std::vector<Held> held;
+  const bool plain_while_cached = allocate("alloc", 600 * MiB, held);
+  must(CU(cuMemAllocAsync)(&p, 300 * MiB, nullptr), "cuMemAllocAsync");  // from the cache
+  const uint64_t reuse_view = view_used(), reuse_card = card_bytes(0);
+  must(CU(cuMemFreeAsync)(p, nullptr), "cuMemFreeAsync");
+  must(CU(cuMemPoolTrimTo)(pool, 0), "cuMemPoolTrimTo");
+  const uint64_t trimmed_view = view_used(), trimmed_card = card_bytes(0);
+  const bool plain_after_trim = allocate("alloc", 600 * MiB, held);
+  for (auto& h : held) h.free();
+  return {{"command", "pool-threshold"},
+          {"cached_view_used", cached_view},
+          {"cached_card_bytes", cached_card},
+          {"plain_granted_while_cached", plain_while_cached},
+          {"reuse_view_used", reuse_view},
+          {"reuse_card_bytes", reuse_card},
+          {"trimmed_view_used", trimmed_view},
+          {"trimmed_card_bytes", trimmed_card},
+          {"plain_granted_after_trim", plain_after_trim}};
+}
+
+// HAMi-core's issue #310 scenario: an async allocation of card 0 freed
+// while card 1's context is current must be returned to card 0.
+json cross_free() {
+  CUcontext ctx1 = open_device(1);
+  CUcontext ctx0 = open_device(0);
+  CUdeviceptr p{};
+  must(CU(cuMemAllocAsync)(&p, 32 * MiB, nullptr), "cuMemAllocAsync");
+  const uint64_t used0_allocated = view_used();
+  must(CU(cuCtxSetCurrent)(ctx1), "cuCtxSetCurrent");
+  must(CU(cuMemFreeAsync)(p, nullptr), "cuMemFreeAsync");
+  const uint64_t used1_after_free = view_used();
+  CUdeviceptr q{};
+  must(CU(cuMemAllocAsync)(&q, 32 * MiB, nullptr), "cuMemAllocAsync");
+  const uint64_t used1_allocated = view_used();
+  must(CU(cuCtxSetCurrent)(ctx0), "cuCtxSetCurrent");
+  const uint64_t used0_after_free = view_used();
+  CU(cuMemFreeAsync)(q, nullptr);
+  return {{"command", "cross-free"},
+          {"card0_used_allocated", used0_allocated},
+          {"card0_used_after_free", used0_after_free},
+          {"card1_used_after_free", used1_after_free},
+          {"card1_used_allocated", used1_allocated}};
+}
+
+// Page-locked and registered host memory is the host's: never charged.
+json host() {
+  open_device(0);
+  void* a = nullptr;
+  void* b = nullptr;
+  const bool alloc_host = CU(cuMemAllocHost_v2)(&a, 512 * MiB) == CUDA_SUCCESS;
+  const bool host_alloc = CU(cuMemHostAlloc)(&b, 512 * MiB, CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS;
+  std::vector<char> buffer(1 * MiB);
+  const bool registered = CU(cuMemHostRegister_v2)(buffer.data(), buffer.size(), 0) == CUDA_SUCCESS;
+  if (alloc_host) static_cast<char*>(a)[512 * MiB - 1] = 1;  // real host memory, writable
+  const uint64_t used = view_used();
+  std::vector<Held> held;
+  const uint64_t device = fill("alloc", 100 * MiB, held);
+  for (auto& h : held) h.free();
+  json out = {{"command", "host"},
+              {"alloc_host", alloc_host},
+              {"host_alloc", host_alloc},
+              {"registered", registered},
+              {"view_used_bytes", used},
+              {"device_allocated_bytes", device},
+              {"unregistered", CU(cuMemHostUnregister)(buffer.data()) == CUDA_SUCCESS},
+              {"freed", CU(cuMemFreeHost)(a) == CUDA_SUCCESS && CU(cuMemFreeHost)(b) == CUDA_SUCCESS}};
+  return out;
+}
+
+// The slice lets a request through that the card itself cannot hold: the
+// driver refuses, and the reservation must come back (nothing leaks).
+json driver_refuses() {
+  open_device(0);
+  size_t free = 0, total = 0;
+  must(CU(cuMemGetInfo_v2)(&free, &total), "cuMemGetInfo_v2");
+  std::vector<Held> held;
+  int refused = 0;
+  for (int i = 0; i < 4; ++i) refused += allocate("alloc", total + 2 * MiB, held) ? 0 : 1;
+  const uint64_t used = view_used();
+  const uint64_t whole = fill("alloc", total, held);
+  for (auto& h : held) h.free();
+  return {{"command", "driver-refuses"},
+          {"refused", refused},
+          {"view_used_bytes", used},
+          {"whole_card_bytes", whole}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -413,6 +517,14 @@ int main(int argc, char** argv) {
     out = granularity();
   else if (command == "mipmap")
     out = mipmap();
+  else if (command == "pool-threshold")
+    out = pool_threshold();
+  else if (command == "cross-free")
+    out = cross_free();
+  else if (command == "host")
+    out = host();
+  else if (command == "driver-refuses")
+    out = driver_refuses();
   else {
     std::fprintf(stderr, "unknown command %s\n", command.c_str());
     return 2;
