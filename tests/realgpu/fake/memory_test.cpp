@@ -1,10 +1,20 @@
-// Memory accounting: every allocation path charges the card by exactly its
-// size, frees give it back, and nothing passes the card's capacity.
+// Memory accounting: every allocation path charges the card by its size
+// as the real driver rounds it, frees give it back, and nothing passes the
+// card's capacity.
 #include <catch2/catch.hpp>
 
 #include "fake_fixture.hpp"
 
 using namespace fake_test;
+
+namespace {
+// The real driver's rounding, as the fake documents it: whole 2 MiB pages
+// from 2 MiB up, 512-byte steps below.
+std::uint64_t taken(std::uint64_t bytes) {
+  const std::uint64_t unit = bytes >= 2 * kMiB ? 2 * kMiB : 512;
+  return (bytes + unit - 1) / unit * unit;
+}
+}  // namespace
 
 TEST_CASE("allocations up to the card size succeed, one byte more is out of memory", "[fake][memory]") {
   FakeEnvironment env({.gpus = "Tiny:1024:8"});
@@ -52,7 +62,7 @@ TEST_CASE("every allocation path changes used memory by its size", "[fake][memor
   SECTION("cuMemAlloc_v2") {
     CUdeviceptr p = 0;
     REQUIRE(cuMemAlloc_v2(&p, 12345) == CUDA_SUCCESS);
-    expect_used(12345);
+    expect_used(taken(12345));  // 12800: 25 steps of 512 bytes
     REQUIRE(cuMemFree_v2(p) == CUDA_SUCCESS);
   }
   SECTION("cuMemAllocPitch_v2 pads rows to 512 bytes") {
@@ -67,7 +77,7 @@ TEST_CASE("every allocation path changes used memory by its size", "[fake][memor
   SECTION("cuMemAllocManaged") {
     CUdeviceptr p = 0;
     REQUIRE(cuMemAllocManaged(&p, 3 * kMiB, CU_MEM_ATTACH_GLOBAL) == CUDA_SUCCESS);
-    expect_used(3 * kMiB);
+    expect_used(taken(3 * kMiB));  // two 2 MiB pages
     REQUIRE(cuMemFree_v2(p) == CUDA_SUCCESS);
   }
   SECTION("cuMemAllocAsync and its _ptsz form, freed with cuMemFreeAsync") {
@@ -77,7 +87,7 @@ TEST_CASE("every allocation path changes used memory by its size", "[fake][memor
     CUdeviceptr b = 0;
     REQUIRE(cuMemAllocAsync(&a, 5 * kMiB, stream) == CUDA_SUCCESS);
     REQUIRE(cuMemAllocAsync_ptsz(&b, 7 * kMiB, nullptr) == CUDA_SUCCESS);
-    expect_used(12 * kMiB);
+    expect_used(taken(5 * kMiB) + taken(7 * kMiB));  // 6 + 8 MiB
     REQUIRE(cuMemFreeAsync(a, stream) == CUDA_SUCCESS);
     REQUIRE(cuMemFreeAsync_ptsz(b, nullptr) == CUDA_SUCCESS);
     CHECK(cuMemAllocAsync(&a, 1, reinterpret_cast<CUstream>(&a)) == CUDA_ERROR_INVALID_HANDLE);
@@ -112,8 +122,9 @@ TEST_CASE("every allocation path changes used memory by its size", "[fake][memor
     expect_used(64 * kMiB);
     REQUIRE(cuMemRelease(handle) == CUDA_SUCCESS);
     CHECK(cuMemRelease(handle) == CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemCreate(&handle, kMiB, &prop, 0) == CUDA_ERROR_INVALID_VALUE);  // not whole pages
     prop.location.id = 1;
-    CHECK(cuMemCreate(&handle, kMiB, &prop, 0) == CUDA_ERROR_INVALID_DEVICE);
+    CHECK(cuMemCreate(&handle, 2 * kMiB, &prop, 0) == CUDA_ERROR_INVALID_DEVICE);
   }
   SECTION("cuArrayCreate_v2 and cuArray3DCreate_v2") {
     CUDA_ARRAY_DESCRIPTOR desc{};
@@ -123,7 +134,7 @@ TEST_CASE("every allocation path changes used memory by its size", "[fake][memor
     desc.NumChannels = 4;
     CUarray flat = nullptr;
     REQUIRE(cuArrayCreate_v2(&flat, &desc) == CUDA_SUCCESS);
-    expect_used(100 * 50 * 4 * 4);
+    expect_used(taken(100 * 50 * 4 * 4));
     CUDA_ARRAY3D_DESCRIPTOR desc3{};
     desc3.Width = 10;
     desc3.Height = 10;
@@ -132,12 +143,12 @@ TEST_CASE("every allocation path changes used memory by its size", "[fake][memor
     desc3.NumChannels = 2;
     CUarray cube = nullptr;
     REQUIRE(cuArray3DCreate_v2(&cube, &desc3) == CUDA_SUCCESS);
-    expect_used(100 * 50 * 4 * 4 + 1000 * 2 * 2);
+    expect_used(taken(100 * 50 * 4 * 4) + taken(1000 * 2 * 2));
     desc3.Height = 0;  // a 1D array: height and depth count as 1
     desc3.Depth = 0;
     CUarray line = nullptr;
     REQUIRE(cuArray3DCreate_v2(&line, &desc3) == CUDA_SUCCESS);
-    expect_used(100 * 50 * 4 * 4 + 1000 * 2 * 2 + 10 * 2 * 2);
+    expect_used(taken(100 * 50 * 4 * 4) + taken(1000 * 2 * 2) + taken(10 * 2 * 2));
     REQUIRE(cuArrayDestroy(flat) == CUDA_SUCCESS);
     REQUIRE(cuArrayDestroy(cube) == CUDA_SUCCESS);
     REQUIRE(cuArrayDestroy(line) == CUDA_SUCCESS);

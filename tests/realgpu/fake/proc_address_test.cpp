@@ -84,7 +84,11 @@ TEST_CASE("every listed function is exported and found by its base name", "[fake
   GPUSLICE_FAKE_CUDA_EXPORTS(CHECK_EXPORT)
 #undef CHECK_EXPORT
   CHECK(checked > 70);
-  CHECK(exported("cuMemAlloc") == nullptr);  // the v1 ABI is not provided
+  // The 32-bit-era entry points are exported under the plain names, as the
+  // real driver does, and picked only for versions before their _v2.
+  CHECK(exported("cuMemAlloc") != nullptr);
+  CHECK(lookup("cuMemAlloc", 2000, 0) == exported("cuMemAlloc"));
+  CHECK(lookup("cuMemAlloc", 13000, 0) == exported("cuMemAlloc_v2"));
 }
 
 TEST_CASE("error names and strings", "[fake][proc]") {
