@@ -265,3 +265,25 @@ TEST_CASE("HAMi-core's failure-leak test: a request the driver refuses gives its
   CHECK(j["view_used_bytes"] == 0);
   CHECK(j["whole_card_bytes"] == 15360 * MiB);
 }
+
+TEST_CASE(
+    "the adversary through a forwarding libcuda, in a pid namespace, on two cards: never past the cap") {
+  Lab lab;
+  auto env = lab.slice("everything", 0);
+  env["GPUSLICE_FAKE_GPUS"] = "NVIDIA L4:23034:58;NVIDIA L4:23034:58";
+  env["CUDA_DEVICE_MEMORY_LIMIT"] = "1000m";
+  env["GPUSLICE_FAKE_PID_NAMESPACE_OFFSET"] = "300000";
+  const fs::path forwarding = fs::path(lab.t.fake_dir).parent_path() / "forwarding";
+  env["LD_LIBRARY_PATH"] = forwarding.string();
+  env["GPUSLICE_FORWARD_TARGET_CUDA"] = (fs::path(lab.t.fake_dir) / "libcuda.so.1").string();
+  env["GPUSLICE_FORWARD_TARGET_NVML"] = (fs::path(lab.t.fake_dir) / "libnvidia-ml.so.1").string();
+  const json j = lab.adversary("overflow", 1000, env);
+  INFO(j.dump());
+  CHECK(j["granted_past_cap"] == 0);
+  CHECK(j["max_card_bytes"].get<uint64_t>() <= 1000 * MiB);
+  for (const auto& round : j["rounds"]) CHECK(round["card_bytes"] == 1000 * MiB);
+  const json pools = lab.adversary("pool-of", 1000, env);
+  INFO(pools.dump());
+  CHECK(pools["chunks_from_default_pool"] == 3);
+  CHECK(pools["card0_view_used_bytes"] == 0);
+}
