@@ -16,6 +16,17 @@ using gpuslice::fake::Module;
 
 namespace {
 
+// A loaded module or library takes GPUSLICE_FAKE_MODULE_MIB on the device
+// (its code and globals), charged to the process like an allocation.
+CUresult take_footprint(Driver& d, Module& module, std::size_t device) {
+  if (d.module_footprint_bytes == 0) return CUDA_SUCCESS;
+  std::uint64_t address = 0;
+  if (const CUresult rc = d.charge(device, d.module_footprint_bytes, address); rc != CUDA_SUCCESS) return rc;
+  module.bytes = d.module_footprint_bytes;
+  module.device = device;
+  return CUDA_SUCCESS;
+}
+
 CUresult load_module(CUmodule* module, const void* image) {
   Driver& d = driver();
   std::lock_guard lock(d.mutex);
@@ -24,6 +35,7 @@ CUresult load_module(CUmodule* module, const void* image) {
   if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
   auto object = std::make_unique<Module>();
   object->context = context;
+  if (const CUresult rc = take_footprint(d, *object, context->device); rc != CUDA_SUCCESS) return rc;
   *module = reinterpret_cast<CUmodule>(d.modules.add(std::move(object)));
   return CUDA_SUCCESS;
 }
@@ -61,6 +73,7 @@ CUresult unload(Table Driver::*table, Handle handle) {
   const Module* found = (d.*table).find(handle);
   if (found == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   drop_functions(d, *found);
+  if (found->bytes > 0) d.uncharge(found->device, found->bytes);
   (d.*table).erase(handle);
   return CUDA_SUCCESS;
 }
@@ -113,7 +126,13 @@ extern "C" CUresult cuLibraryLoadData(CUlibrary* library, const void* code, CUji
   std::lock_guard lock(d.mutex);
   if (const CUresult rc = d.require_initialised(); rc != CUDA_SUCCESS) return rc;
   if (library == nullptr || code == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *library = reinterpret_cast<CUlibrary>(d.libraries.add(std::make_unique<Module>()));
+  auto object = std::make_unique<Module>();
+  // Loaded onto the current context's device (the real driver loads a
+  // library into every context lazily; one device is what the fake models).
+  Context* context = nullptr;
+  if (d.current_context(context) == CUDA_SUCCESS)
+    if (const CUresult rc = take_footprint(d, *object, context->device); rc != CUDA_SUCCESS) return rc;
+  *library = reinterpret_cast<CUlibrary>(d.libraries.add(std::move(object)));
   return CUDA_SUCCESS;
 }
 

@@ -57,7 +57,8 @@ CUresult Driver::initialise() {
   // Only the fake's own variables trigger a reload; CUDA_VISIBLE_DEVICES
   // is read at (re)load, so an application changing it after cuInit sees
   // what it would see with the real driver.
-  EnvSnapshot now = EnvSnapshot::take({kFleetVariable, kStateDirVariable, kContextMibVariable});
+  EnvSnapshot now =
+      EnvSnapshot::take({kFleetVariable, kStateDirVariable, kContextMibVariable, kModuleMibVariable});
   if (initialised && now == environment) return CUDA_SUCCESS;
   // A real driver reads its environment once. The fake reloads when it
   // changed (tests switch fleets and state directories between cases),
@@ -76,6 +77,7 @@ CUresult Driver::initialise() {
   }
   std::string error;
   const std::uint64_t context_mib = env_number(kContextMibVariable, 0, 0, std::uint64_t{1} << 30, error);
+  const std::uint64_t module_mib = env_number(kModuleMibVariable, 0, 0, std::uint64_t{1} << 30, error);
   if (!error.empty()) {
     report(error);
     return CUDA_ERROR_INVALID_VALUE;
@@ -93,6 +95,7 @@ CUresult Driver::initialise() {
   fleet = std::move(parsed.devices);
   state = std::move(attached);
   context_footprint_bytes = context_mib << 20;
+  module_footprint_bytes = module_mib << 20;
   environment = std::move(now);
   initialised = true;
   return CUDA_SUCCESS;
@@ -199,6 +202,8 @@ void Driver::detach_context(Context* context) {
   streams.erase_if([&](const Stream& stream) { return stream.context == context; });
   modules.erase_if([&](const Module& module) {
     if (module.context != context) return false;
+    if (module.bytes > 0 && guard)
+      ledger::release(*guard, self, module.device, module.bytes, ledger::Kind::allocation);
     for (const auto& [name, function] : module.functions) functions.erase(function);
     return true;
   });

@@ -58,6 +58,8 @@ struct Function {
 // functions looked up by name, each handed out once.
 struct Module {
   Context* context = nullptr;
+  std::uint64_t bytes = 0;  // what loading it took on `device`
+  std::size_t device = 0;
   std::map<std::string, Function*, std::less<>> functions;
 };
 
@@ -123,6 +125,7 @@ class Driver {
   std::vector<DeviceSpec> fleet;
   std::vector<std::size_t> visible;  // CUDA ordinal -> physical device
   std::uint64_t context_footprint_bytes = 0;
+  std::uint64_t module_footprint_bytes = 0;  // GPUSLICE_FAKE_MODULE_MIB: code and globals of a loaded module
   std::unique_ptr<SharedState> state;
   // Bumped whenever the process-local objects are dropped (fork child,
   // reconfiguration), which invalidates every thread's context stack.

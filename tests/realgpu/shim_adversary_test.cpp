@@ -125,6 +125,17 @@ TEST_CASE("a pool that keeps freed memory (release threshold UINT64_MAX, as PyTo
   CHECK(j["plain_granted_after_trim"] == true);
 }
 
+TEST_CASE("what loading a library (cudart 12+) or a fat binary takes counts toward the slice") {
+  Lab lab;
+  auto env = lab.slice("code", 1000);
+  env["GPUSLICE_FAKE_MODULE_MIB"] = "100";
+  const json j = lab.adversary("code-load", 1000, env);
+  INFO(j.dump());
+  CHECK(j["allocated_bytes"] == 800 * MiB);  // 1000 less the library's 100 and the fat binary's 100
+  CHECK(j["view_used_bytes"] == 1000 * MiB);
+  CHECK(j["card_bytes"] == 1000 * MiB);
+}
+
 TEST_CASE("the unsuffixed 32-bit-era entry points are capped and virtualised") {
   Lab lab;
   const json j = lab.adversary("legacy", 1000, lab.slice("legacy", 1000));

@@ -66,7 +66,7 @@ TEST_CASE("0 and 100 percent mean no throttling; defaults match HAMi-core") {
   CHECK_FALSE(env.any_memory_limit());
 }
 
-TEST_CASE("a percentage's refusal offers no suffix; 0k is a valid memory limit (none), not a percentage") {
+TEST_CASE("a percentage's refusal offers no suffix, and 0k is a valid memory limit (none)") {
   for (const char* bad : {"0k", "30m", "abc", "", "1.5"}) {
     INFO(bad);
     try {

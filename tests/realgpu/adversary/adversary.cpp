@@ -15,6 +15,7 @@
 //   granularity LIMIT_MIB  3 MiB requests take 4 MiB of a 2 MiB-page card
 //   mipmap LIMIT_MIB     mipmapped arrays until refused
 //   pool-threshold       a pool that keeps what is freed (PyTorch's setting)
+//   code-load            a library and a fat binary, then allocate to the cap
 //   cross-free           an async allocation of card 0 freed with card 1 current
 //   host                 page-locked / registered host memory is not charged
 //   driver-refuses       a request the card cannot hold gives its reservation back
@@ -424,6 +425,26 @@ json pool_threshold() {
           {"plain_granted_after_trim", plain_after_trim}};
 }
 
+// Code loaded the ways cudart 12+ and old toolchains load it: a library
+// (cuLibraryLoadData) and a fat binary (cuModuleLoadFatBinary). What the
+// driver takes for them must count toward the slice.
+json code_load() {
+  open_device(0);
+  static const char image[] = "fake image";
+  CUlibrary library{};
+  must(CU(cuLibraryLoadData)(&library, image, nullptr, nullptr, 0, nullptr, nullptr, 0), "cuLibraryLoadData");
+  CUmodule module{};
+  must(CU(cuModuleLoadFatBinary)(&module, image), "cuModuleLoadFatBinary");
+  std::vector<Held> held;
+  const uint64_t allocated = fill("alloc", 100 * MiB, held);
+  json out = {{"command", "code-load"},
+              {"allocated_bytes", allocated},
+              {"view_used_bytes", view_used()},
+              {"card_bytes", card_bytes(0)}};
+  for (auto& h : held) h.free();
+  return out;
+}
+
 // HAMi-core's issue #310 scenario: an async allocation of card 0 freed
 // while card 1's context is current must be returned to card 0.
 json cross_free() {
@@ -519,6 +540,8 @@ int main(int argc, char** argv) {
     out = mipmap();
   else if (command == "pool-threshold")
     out = pool_threshold();
+  else if (command == "code-load")
+    out = code_load();
   else if (command == "cross-free")
     out = cross_free();
   else if (command == "host")
