@@ -274,8 +274,8 @@ GPUSLICE_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pitch, si
   const int dev = rt.current_ordinal_or(0);
   // The pitch is only known afterwards: reserve the usual 512-byte-aligned
   // rows, then settle the difference.
-  const uint64_t estimate =
-      rt.driver_bytes(dev, times((uint64_t{width} + 511) / 512 * 512, std::max<size_t>(height, 1)));
+  const uint64_t row = width > UINT64_MAX - 511 ? UINT64_MAX : (uint64_t{width} + 511) / 512 * 512;
+  const uint64_t estimate = rt.driver_bytes(dev, times(row, std::max<size_t>(height, 1)));
   Held held{-1, 0};
   const CUresult rc = counted(
       dev, estimate, [&] { return rt.real().cuMemAllocPitch_v2(dptr, pitch, width, height, element_size); },
