@@ -45,6 +45,8 @@
   X(cuMemGetInfo_v2, cuMemGetInfo, 3020, any)                                    \
   X(cuMemAlloc, cuMemAlloc, 2000, any)                                           \
   X(cuMemFree, cuMemFree, 2000, any)                                             \
+  X(cuMemAllocPitch, cuMemAllocPitch, 2000, any)                                 \
+  X(cuArrayCreate, cuArrayCreate, 2000, any)                                     \
   X(cuDeviceTotalMem, cuDeviceTotalMem, 2000, any)                               \
   X(cuMemAllocHost_v2, cuMemAllocHost, 3020, any)                                \
   X(cuMemHostAlloc, cuMemHostAlloc, 2020, any)                                   \

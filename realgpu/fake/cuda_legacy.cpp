@@ -1,23 +1,22 @@
 // The 32-bit-era entry points a modern libcuda still exports under the
 // plain names (dlsym(handle, "cuMemAlloc") finds them): 32-bit sizes and
 // addresses, the same bookkeeping as their _v2 successors.
+#include <mutex>
+
 #include "cuda_exports.hpp"
 #include "driver.hpp"
 
-using gpuslice::fake::Context;
 using gpuslice::fake::Driver;
 using gpuslice::fake::driver;
 
-extern "C" CUresult cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytesize) {
+namespace {
+
+// An allocation made by a _v2 entry point, re-keyed below 4 GiB where a
+// 32-bit pointer can name it.
+CUresult to_legacy(CUresult rc, CUdeviceptr address, CUdeviceptr_v1* dptr) {
+  if (rc != CUDA_SUCCESS) return rc;
   Driver& d = driver();
   std::lock_guard lock(d.mutex);
-  Context* context = nullptr;
-  if (const CUresult rc = d.current_context(context); rc != CUDA_SUCCESS) return rc;
-  if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  CUdeviceptr address = 0;
-  if (const CUresult rc = d.allocate(context, context->device, bytesize, &address); rc != CUDA_SUCCESS)
-    return rc;
-  // Re-keyed below 4 GiB, where a 32-bit pointer can name it.
   auto node = d.allocations.extract(address);
   const std::uint32_t legacy = d.next_legacy_address;
   d.next_legacy_address += 0x1000;
@@ -25,6 +24,31 @@ extern "C" CUresult cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytesize) {
   d.allocations.insert(std::move(node));
   *dptr = legacy;
   return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" CUresult cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytesize) {
+  if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUdeviceptr address = 0;
+  const CUresult rc = cuMemAlloc_v2(&address, bytesize);  // before reading `address`
+  return to_legacy(rc, address, dptr);
+}
+
+extern "C" CUresult cuMemAllocPitch(CUdeviceptr_v1* dptr, unsigned int* pPitch, unsigned int WidthInBytes,
+                                    unsigned int Height, unsigned int ElementSizeBytes) {
+  if (dptr == nullptr || pPitch == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUdeviceptr address = 0;
+  size_t pitch = 0;
+  const CUresult rc = cuMemAllocPitch_v2(&address, &pitch, WidthInBytes, Height, ElementSizeBytes);
+  if (rc == CUDA_SUCCESS) *pPitch = static_cast<unsigned>(pitch);
+  return to_legacy(rc, address, dptr);
+}
+
+extern "C" CUresult cuArrayCreate(CUarray* pHandle, const CUDA_ARRAY_DESCRIPTOR_v1* desc) {
+  if (desc == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const CUDA_ARRAY_DESCRIPTOR wide{desc->Width, desc->Height, desc->Format, desc->NumChannels};
+  return cuArrayCreate_v2(pHandle, &wide);
 }
 
 extern "C" CUresult cuMemFree(CUdeviceptr_v1 dptr) { return cuMemFree_v2(dptr); }

@@ -257,6 +257,22 @@ GPUSLICE_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytesize)
       rt.current_ordinal_or(0), bytesize, [&] { return rt.real().cuMemAlloc(dptr, bytesize); },
       [&](Held h) { pointers().add(static_cast<CUdeviceptr>(*dptr), h); });
 }
+GPUSLICE_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1* dptr, unsigned int* pitch, unsigned int width,
+                                         unsigned int height, unsigned int element_size) {
+  auto& rt = Runtime::get();
+  const int dev = rt.current_ordinal_or(0);
+  // Rows padded to 512 bytes, as the _v2 estimate; 32-bit sizes cannot wrap 64 bits.
+  const uint64_t bytes = (uint64_t{width} + 511) / 512 * 512 * std::max(height, 1u);
+  return counted(
+      dev, bytes, [&] { return rt.real().cuMemAllocPitch(dptr, pitch, width, height, element_size); },
+      [&](Held h) { pointers().add(static_cast<CUdeviceptr>(*dptr), h); });
+}
+GPUSLICE_EXPORT CUresult cuArrayCreate(CUarray* array, const CUDA_ARRAY_DESCRIPTOR_v1* desc) {
+  auto call = [&] { return Runtime::get().real().cuArrayCreate(array, desc); };
+  if (!desc) return call();
+  const uint64_t bytes = array_bytes(desc->Width, desc->Height, 1, desc->NumChannels, desc->Format);
+  return counted(Runtime::get().current_ordinal_or(0), bytes, call, [&](Held h) { arrays().add(*array, h); });
+}
 GPUSLICE_EXPORT CUresult cuMemFree(CUdeviceptr_v1 dptr) {
   return freed(Runtime::get().real().cuMemFree(dptr), pointers(), static_cast<CUdeviceptr>(dptr));
 }

@@ -144,6 +144,8 @@ TEST_CASE("the unsuffixed 32-bit-era entry points are capped and virtualised") {
   CHECK(j["device_total_bytes"] == 1000 * MiB);
   CHECK(j["allocated_bytes"] == 1000 * MiB);
   CHECK(j["card_bytes"] == 1000 * MiB);
+  CHECK(j["pitch_allocated_bytes"] == 1000 * MiB);
+  CHECK(j["array_allocated_bytes"] == 1000 * MiB);
 }
 
 TEST_CASE("cuGetProcAddress answers the driver exports under no name are still hooked (matched by name)") {

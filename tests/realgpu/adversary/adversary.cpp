@@ -325,9 +325,32 @@ json legacy() {
   must(CU(cuDeviceTotalMem)(&device_total, 0), "cuDeviceTotalMem");
   std::vector<Held> held;
   const uint64_t allocated = fill("legacy", 100 * MiB, held);
-  json out = {{"command", "legacy"},          {"total_bytes", total},
-              {"free_bytes", free},           {"device_total_bytes", device_total},
-              {"allocated_bytes", allocated}, {"card_bytes", card_bytes(0)}};
+  const uint64_t card_full = card_bytes(0);
+  for (auto& h : held) h.free();
+  held.clear();
+  uint64_t pitched = 0;  // cuMemAllocPitch (32-bit): 1 MiB rows
+  for (CUdeviceptr_v1 p{}; pitched < 4000 * MiB; pitched += 100 * MiB) {
+    unsigned pitch = 0;
+    if (CU(cuMemAllocPitch)(&p, &pitch, 1 << 20, 100, 4) != CUDA_SUCCESS) break;
+    held.push_back({[p] { CU(cuMemFree)(p); }});
+  }
+  for (auto& h : held) h.free();
+  held.clear();
+  uint64_t arrayed = 0;  // cuArrayCreate (32-bit descriptor): 65536 x 4 floats = 1 MiB rows
+  for (; arrayed < 4000 * MiB; arrayed += 100 * MiB) {
+    CUDA_ARRAY_DESCRIPTOR_v1 d{65536, 100, CU_AD_FORMAT_FLOAT, 4};
+    CUarray a{};
+    if (CU(cuArrayCreate)(&a, &d) != CUDA_SUCCESS) break;
+    held.push_back({[a] { CU(cuArrayDestroy)(a); }});
+  }
+  json out = {{"command", "legacy"},
+              {"total_bytes", total},
+              {"free_bytes", free},
+              {"device_total_bytes", device_total},
+              {"allocated_bytes", allocated},
+              {"card_bytes", card_full},
+              {"pitch_allocated_bytes", pitched},
+              {"array_allocated_bytes", arrayed}};
   for (auto& h : held) h.free();
   return out;
 }
