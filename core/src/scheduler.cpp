@@ -117,6 +117,7 @@ bool Scheduler::seen_same_state(const Cluster& cluster, size_t id) const {
 
 Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                           std::optional<size_t> shape) const {
+  policy.begin_pod(pod);
   if (detail == Detail::Minimal && policy.pod_independent_score()) return place_by_rank(cluster, pod, policy);
   Decision decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
@@ -170,7 +171,7 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
           1, DeviceGrant{card, share->memory_on(view.device(static_cast<size_t>(card)).memory_mib),
                          std::min<int32_t>(share->cores, 100)});
       NodeScore s = policy.score(view, pod, candidate);
-      if (!have || s.rank > score.rank) {
+      if (!have || s.rank > score.rank || (s.rank == score.rank && s.card_rank > score.card_rank)) {
         have = true;
         score = s;
         allocation = candidate;
@@ -179,7 +180,29 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     return have;
   };
 
-  if (cache_scores && shape) {
+  if (!full && policy.draws_nodes_at_random()) {
+    // The study's Random: the feasible node with the highest lottery ticket.
+    // Draw among nodes that may fit, fit only the drawn one, and drop it
+    // when it does not: the same choice as scoring every node, without
+    // fitting every node.
+    auto& candidates = draw_scratch_;
+    candidates.clear();
+    for (size_t id = 0; id < cluster.size(); ++id)
+      if (may_fit(cluster.view(id), pod)) candidates.emplace_back(policy.node_draw(id), id);
+    while (!candidates.empty()) {
+      auto top = std::max_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second > b.second;
+      });
+      NodeScore score;
+      PodAllocation allocation;
+      if (evaluate(cluster.view(top->second), score, allocation, nullptr)) {
+        best = {true, top->second, score, std::move(allocation)};
+        break;
+      }
+      *top = candidates.back();
+      candidates.pop_back();
+    }
+  } else if (cache_scores && shape) {
     // A node's score for a request shape only changes with the node: keep
     // it per (shape, node) and re-score only nodes changed since.
     if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {

@@ -77,6 +77,7 @@ class Scheduler {
   mutable uint64_t score_epoch_ = 0;
   mutable const Policy* score_policy_ = nullptr;
   mutable NodeOrderIndex order_;
+  mutable std::vector<std::pair<double, size_t>> draw_scratch_;  // Random: (ticket, node)
 };
 
 // The HAMi event texts, exposed for the extender and tests.
