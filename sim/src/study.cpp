@@ -148,43 +148,91 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
   return runs;
 }
 
-std::map<std::pair<std::string, std::string>, std::vector<double>> load_published(const std::string& path) {
+namespace {
+
+// One row of the artifact's analysis_*_discrete.csv: (workload, our policy
+// name) and its values at 0..130 % arrived (empty cells: none).
+struct PublishedRow {
+  std::string workload, policy;
+  std::array<std::optional<double>, 131> values{};
+};
+
+std::vector<PublishedRow> read_published(const std::string& path) {
   const std::string text = read_file(path, "--published");
-  std::map<std::pair<std::string, std::string>, std::vector<double>> out;
+  std::vector<PublishedRow> rows;
   std::stringstream ss(text);
   std::string line;
-  int line_no = 0, workload = -1, policy = -1, at130 = -1;
+  int line_no = 0, workload = -1, policy = -1;
+  std::array<int, 131> at{};
+  at.fill(-1);
   size_t columns = 0;
   while (std::getline(ss, line)) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     const auto cells = split(line, ',');
-    if (workload < 0 && policy < 0 && at130 < 0 && columns == 0) {
+    if (columns == 0) {
       columns = cells.size();
       for (size_t i = 0; i < cells.size(); ++i) {
         if (cells[i] == "workload") workload = static_cast<int>(i);
         if (cells[i] == "sc_policy") policy = static_cast<int>(i);
-        if (cells[i] == "130") at130 = static_cast<int>(i);
+        for (size_t x = 0; x < at.size(); ++x)
+          if (cells[i] == std::to_string(x)) at[x] = static_cast<int>(i);
       }
-      if (workload < 0) throw InputError(path, 1, "workload", "missing column");
-      if (policy < 0) throw InputError(path, 1, "sc_policy", "missing column");
-      if (at130 < 0) throw InputError(path, 1, "130", "missing column");
+      if (workload < 0) throw InputError(path, line_no, "workload", "missing column");
+      if (policy < 0) throw InputError(path, line_no, "sc_policy", "missing column");
+      if (at[130] < 0) throw InputError(path, line_no, "130", "missing column");
       continue;
     }
     if (cells.size() != columns)
       throw InputError(path, line_no, "", fmt::format("{} cells, the header has {}", cells.size(), columns));
+    PublishedRow row;
+    row.workload = cells[static_cast<size_t>(workload)];
+    // "06-FGD" -> "fgd"
     std::string name = cells[static_cast<size_t>(policy)];
     name = name.substr(name.find('-') == std::string::npos ? 0 : name.find('-') + 1);
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-    const std::string& v = cells[static_cast<size_t>(at130)];
-    double value = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
-    if (v.empty() || ec != std::errc() || p != v.data() + v.size())
-      throw InputError(path, line_no, "130", fmt::format("'{}' is not a number", v));
-    out[{cells[static_cast<size_t>(workload)], name}].push_back(value);
+    row.policy = name;
+    for (size_t x = 0; x < at.size(); ++x) {
+      if (at[x] < 0) continue;
+      const std::string& v = cells[static_cast<size_t>(at[x])];
+      if (v.empty()) continue;
+      double value = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+      if (ec != std::errc() || p != v.data() + v.size())
+        throw InputError(path, line_no, std::to_string(x), fmt::format("'{}' is not a number", v));
+      row.values[x] = value;
+    }
+    if (!row.values[130]) throw InputError(path, line_no, "130", "empty");
+    rows.push_back(std::move(row));
   }
   if (columns == 0) throw InputError(path, 0, "", "empty file");
+  return rows;
+}
+
+}  // namespace
+
+std::map<std::pair<std::string, std::string>, std::vector<double>> load_published(const std::string& path) {
+  std::map<std::pair<std::string, std::string>, std::vector<double>> out;
+  for (const auto& row : read_published(path)) out[{row.workload, row.policy}].push_back(*row.values[130]);
+  return out;
+}
+
+std::map<std::pair<std::string, std::string>, std::array<std::optional<double>, 131>> load_published_curves(
+    const std::string& path) {
+  std::map<std::pair<std::string, std::string>, std::array<std::pair<double, int>, 131>> sums;
+  for (const auto& row : read_published(path)) {
+    auto& s = sums[{row.workload, row.policy}];
+    for (size_t x = 0; x < row.values.size(); ++x)
+      if (row.values[x]) {
+        s[x].first += *row.values[x];
+        ++s[x].second;
+      }
+  }
+  std::map<std::pair<std::string, std::string>, std::array<std::optional<double>, 131>> out;
+  for (const auto& [key, s] : sums)
+    for (size_t x = 0; x < s.size(); ++x)
+      if (s[x].second > 0) out[key][x] = s[x].first / s[x].second;
   return out;
 }
 

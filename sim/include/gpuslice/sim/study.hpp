@@ -35,6 +35,9 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
 // sc_policy, tune, seed, total_gpus, 0..130): allocation at 130 % arrived
 // by (trace file stem, our policy name), one value per seed.
 std::map<std::pair<std::string, std::string>, std::vector<double>> load_published(const std::string& path);
+// The same file's mean curve (over its seeds) by (trace file stem, policy).
+std::map<std::pair<std::string, std::string>, std::array<std::optional<double>, 131>> load_published_curves(
+    const std::string& path);
 
 // "42-51" or "42,45,50-51".
 std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string& field);
