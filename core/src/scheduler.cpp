@@ -185,10 +185,34 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     // Draw among nodes that may fit, fit only the drawn one, and drop it
     // when it does not: the same choice as scoring every node, without
     // fitting every node.
+    // Whether a node may fit a request shape only changes with the node: kept
+    // per (shape, node), so unchanged nodes are not checked again.
+    std::vector<CachedScore>* unfit = nullptr;
+    if (shape && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
+      if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
+        score_cache_.clear();
+        score_epoch_ = cluster.epoch();
+        score_policy_ = &policy;
+      }
+      if (!score_cache_.count(*shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
+        score_cache_.clear();
+      unfit = &score_cache_[*shape];
+      unfit->resize(cluster.size());
+    }
     auto& candidates = draw_scratch_;
     candidates.clear();
-    for (size_t id = 0; id < cluster.size(); ++id)
-      if (may_fit(cluster.view(id), pod)) candidates.emplace_back(policy.node_draw(id), id);
+    for (size_t id = 0; id < cluster.size(); ++id) {
+      if (unfit) {
+        auto& known = (*unfit)[id];
+        if (known.version != cluster.version(id)) {
+          known.version = cluster.version(id);
+          known.fits = may_fit(cluster.view(id), pod);  // may fit: fit_pod decides if drawn
+        }
+        if (known.fits) candidates.emplace_back(policy.node_draw(id), id);
+      } else if (may_fit(cluster.view(id), pod)) {
+        candidates.emplace_back(policy.node_draw(id), id);
+      }
+    }
     while (!candidates.empty()) {
       auto top = std::max_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
         return a.first != b.first ? a.first < b.first : a.second > b.second;
@@ -199,6 +223,7 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
         best = {true, top->second, score, std::move(allocation)};
         break;
       }
+      if (unfit) (*unfit)[top->second].fits = false;
       *top = candidates.back();
       candidates.pop_back();
     }
