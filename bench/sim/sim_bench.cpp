@@ -19,20 +19,19 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
-#include <thread>
+#include <filesystem>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuslice/core/policy.hpp"
-#include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/openb.hpp"
+#include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
 #include "gpuslice/sim/study.hpp"
-
-#include <algorithm>
-#include <filesystem>
-#include <map>
 
 using namespace gpuslice::sim;
 
@@ -80,7 +79,8 @@ int study(const std::string& dir, unsigned jobs) {
   std::vector<std::string> traces;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("openb_pod_list_", 0) == 0 && e.path().extension() == ".csv") traces.push_back(e.path().string());
+    if (name.rfind("openb_pod_list_", 0) == 0 && e.path().extension() == ".csv")
+      traces.push_back(e.path().string());
   }
   std::sort(traces.begin(), traces.end());
   StudyOptions o;
@@ -88,9 +88,12 @@ int study(const std::string& dir, unsigned jobs) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto runs = run_study(dir + "/openb_node_list_gpu_node.csv", traces, o);
   const double wall = seconds_since(t0);
-  fmt::print("study grid: {} traces x {} policies x {} seeds = {} runs in {:.1f} s wall ({} jobs; {:.3f} s per run)\n",
-             traces.size(), o.policies.size(), o.seeds.size(), runs.size(), wall,
-             jobs ? jobs : std::max(1u, std::thread::hardware_concurrency()), wall / static_cast<double>(runs.size()));
+  fmt::print(
+      "study grid: {} traces x {} policies x {} seeds = {} runs in {:.1f} s wall ({} jobs; {:.3f} s per "
+      "run)\n",
+      traces.size(), o.policies.size(), o.seeds.size(), runs.size(), wall,
+      jobs ? jobs : std::max(1u, std::thread::hardware_concurrency()),
+      wall / static_cast<double>(runs.size()));
   std::map<std::string, std::pair<double, size_t>> per_policy;
   for (const auto& r : runs) {
     per_policy[r.policy].first += r.wall_s;
@@ -197,7 +200,9 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    fmt::print(stderr, "usage: sim_bench openb [policy...] | synthetic [nodes] [pods] | scaling | study [dir] [jobs]\n");
+    fmt::print(
+        stderr,
+        "usage: sim_bench openb [policy...] | synthetic [nodes] [pods] | scaling | study [dir] [jobs]\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "sim_bench: {}\n", e.what());

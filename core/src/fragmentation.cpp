@@ -26,7 +26,8 @@ struct ShapeKey {
   int32_t count = 0;
   std::string types, nouse_types, vendor, vgpu_mode;
   auto tie() const {
-    return std::tie(cpu_milli, cores, memory_percent, memory_mib, count, types, nouse_types, vendor, vgpu_mode);
+    return std::tie(cpu_milli, cores, memory_percent, memory_mib, count, types, nouse_types, vendor,
+                    vgpu_mode);
   }
   bool operator<(const ShapeKey& o) const { return tie() < o.tie(); }
 };
@@ -89,9 +90,11 @@ std::vector<TypicalPod> typical_pods(size_t count, const std::function<const Pod
 int64_t card_free_milli(const Device& device, const DeviceUsage& used) {
   if (!device.healthy || used.slots >= device.slots) return 0;
   int64_t free = 1000;
-  if (device.cores > 0) free = std::min(free, 1000 * std::max<int64_t>(0, device.cores - used.cores) / device.cores);
+  if (device.cores > 0)
+    free = std::min(free, 1000 * std::max<int64_t>(0, device.cores - used.cores) / device.cores);
   if (device.memory_mib > 0)
-    free = std::min(free, 1000 * std::max<int64_t>(0, device.memory_mib - used.memory_mib) / device.memory_mib);
+    free =
+        std::min(free, 1000 * std::max<int64_t>(0, device.memory_mib - used.memory_mib) / device.memory_mib);
   if (device.cores <= 0 && device.memory_mib <= 0) return 0;
   return free;
 }

@@ -65,7 +65,8 @@ void write_study(const std::vector<StudyRun>& runs, const StudyArgs& a, std::ost
   if (!a.published.empty()) published = load_published(a.published);
   auto table_csv = open_out(dir / "table.csv");
   table_csv << "trace,policy,runs,mean,min,max" << (a.published.empty() ? "\n" : ",published_mean,diff\n");
-  console << fmt::format("{:<34} {:<14} {:>5} {:>7} {:>7} {:>7}", "trace", "policy", "runs", "mean", "min", "max")
+  console << fmt::format("{:<34} {:<14} {:>5} {:>7} {:>7} {:>7}", "trace", "policy", "runs", "mean", "min",
+                         "max")
           << (a.published.empty() ? "\n" : fmt::format(" {:>9} {:>6}\n", "published", "diff"));
   // Cells in the order of the runs (trace, then policy).
   std::vector<std::pair<std::string, std::string>> cells;
@@ -79,14 +80,15 @@ void write_study(const std::vector<StudyRun>& runs, const StudyArgs& a, std::ost
     const auto& v = values[key];
     const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    std::string line = fmt::format("{},{},{},{:.2f},{:.2f},{:.2f}", key.first, key.second, v.size(), mean, *lo, *hi);
-    std::string shown = fmt::format("{:<34} {:<14} {:>5} {:>7.2f} {:>7.2f} {:>7.2f}", key.first, key.second, v.size(),
-                                    mean, *lo, *hi);
+    std::string line =
+        fmt::format("{},{},{},{:.2f},{:.2f},{:.2f}", key.first, key.second, v.size(), mean, *lo, *hi);
+    std::string shown = fmt::format("{:<34} {:<14} {:>5} {:>7.2f} {:>7.2f} {:>7.2f}", key.first, key.second,
+                                    v.size(), mean, *lo, *hi);
     if (!a.published.empty()) {
       const auto it = published.find({std::filesystem::path(key.first).stem().string(), key.second});
       if (it != published.end() && !it->second.empty()) {
-        const double pub =
-            std::accumulate(it->second.begin(), it->second.end(), 0.0) / static_cast<double>(it->second.size());
+        const double pub = std::accumulate(it->second.begin(), it->second.end(), 0.0) /
+                           static_cast<double>(it->second.size());
         line += fmt::format(",{:.2f},{:+.2f}", pub, mean - pub);
         shown += fmt::format(" {:>9.2f} {:>+6.2f}", pub, mean - pub);
       } else {
@@ -105,7 +107,8 @@ void register_study_cli(CLI::App& app) {
   auto* cmd = app.add_subcommand("study", "Run the FGD study's grid (traces x policies x seeds) on openb");
   cmd->add_option("--openb-nodes", a->nodes, "openb node list CSV")->required();
   cmd->add_option("--openb-pods", a->pods, "openb pod list CSV(s), one trace each")->required();
-  cmd->add_option("--policies", a->policies, "comma list (default: random,dotprod,gpuclustering,gpupacking,bestfit,fgd)");
+  cmd->add_option("--policies", a->policies,
+                  "comma list (default: random,dotprod,gpuclustering,gpupacking,bestfit,fgd)");
   cmd->add_option("--seeds", a->seeds, "seeds, e.g. 42-51 or 42,44 (default 42-51)");
   cmd->add_option("--tune", a->tune, "GPU demand as a multiple of capacity (default 1.3)");
   cmd->add_option("--jobs", a->jobs, "parallel runs (default: one per core)");

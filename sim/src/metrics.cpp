@@ -45,7 +45,7 @@ void Metrics::observe_curve() {
 }
 
 std::array<std::optional<double>, Metrics::kArrivedPoints> Metrics::read_curve(double Bucket::*field,
-                                                                                bool percent) const {
+                                                                               bool percent) const {
   std::array<std::optional<double>, kArrivedPoints> out{};
   for (size_t x = 0; x < static_cast<size_t>(kArrivedPoints); ++x) {
     size_t n = buckets_[x].records;

@@ -74,7 +74,15 @@ class Run {
     const auto start = std::chrono::steady_clock::now();
     for (uint32_t i = 0; i < workload_.size(); ++i) {
       const auto& p = workload_[i];
-      records_[i] = {options_.records ? p.request.name : std::string(), p.kind, "", "", "pending", "", p.arrival, -1, -1,
+      records_[i] = {options_.records ? p.request.name : std::string(),
+                     p.kind,
+                     "",
+                     "",
+                     "pending",
+                     "",
+                     p.arrival,
+                     -1,
+                     -1,
                      p.gpu_milli};
       engine_.schedule(p.arrival, EventKind::Arrival, i);
     }
@@ -120,7 +128,8 @@ class Run {
     const core::Detail detail = full_events_ && first_attempt ? core::Detail::Full : core::Detail::Minimal;
     core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail, shape_of_[id]);
     if (!d.placed()) {
-      if (!options_.records || !records_[id].reason.empty() || explained_ >= options_.explain_limit) return false;
+      if (!options_.records || !records_[id].reason.empty() || explained_ >= options_.explain_limit)
+        return false;
       if (detail == core::Detail::Full)
         explain(id, d);
       else if (full_events_)

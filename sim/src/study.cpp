@@ -61,9 +61,11 @@ std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string
       seeds.push_back(parse_u64(part, field));
       continue;
     }
-    const uint64_t from = parse_u64(part.substr(0, dash), field), to = parse_u64(part.substr(dash + 1), field);
+    const uint64_t from = parse_u64(part.substr(0, dash), field),
+                   to = parse_u64(part.substr(dash + 1), field);
     if (to < from || to - from >= 100000)
-      throw InputError("command line", 0, field, fmt::format("'{}' is not a range of at most 100000 seeds", part));
+      throw InputError("command line", 0, field,
+                       fmt::format("'{}' is not a range of at most 100000 seeds", part));
     for (uint64_t s = from; s <= to; ++s) seeds.push_back(s);
   }
   if (seeds.empty()) throw InputError("command line", 0, field, "no seed given");
@@ -77,7 +79,8 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
     if (std::find(known.begin(), known.end(), p) == known.end())
       throw InputError("command line", 0, "--policies", fmt::format("unknown policy '{}'", p));
   if (options.seeds.empty()) throw InputError("command line", 0, "--seeds", "no seed given");
-  if (!(options.tune > 0 && options.tune <= 10)) throw InputError("command line", 0, "--tune", "must be in (0, 10]");
+  if (!(options.tune > 0 && options.tune <= 10))
+    throw InputError("command line", 0, "--tune", "must be in (0, 10]");
   if (pod_csvs.empty()) throw InputError("command line", 0, "--openb-pods", "no pod list given");
 
   const core::Cluster fleet = load_openb_nodes(read_file(nodes_csv, "--openb-nodes"), nodes_csv);
@@ -119,7 +122,8 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
           out.policy = ro.policy;
           out.seed = seed;
           const auto& s = r.summary;
-          out.alloc_130 = s["alloc_ratio_at_130_pct"].is_null() ? 0 : s["alloc_ratio_at_130_pct"].get<double>();
+          out.alloc_130 =
+              s["alloc_ratio_at_130_pct"].is_null() ? 0 : s["alloc_ratio_at_130_pct"].get<double>();
           out.unallocated_gpus_130 =
               s["unallocated_gpus_at_130_pct"].is_null() ? 0 : s["unallocated_gpus_at_130_pct"].get<double>();
           const auto& frag = s["frag_ratio_by_arrived_pct"];

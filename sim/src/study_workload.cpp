@@ -39,7 +39,8 @@ int64_t per_card_milli(const PodSpec& p) {
 Workload study_workload(Workload trace, const core::Cluster& fleet, const OpenbOptions& options,
                         const std::string& source) {
   int64_t capacity = 0, demand = 0;
-  for (size_t id = 0; id < fleet.size(); ++id) capacity += 1000 * static_cast<int64_t>(fleet.node(id).devices.size());
+  for (size_t id = 0; id < fleet.size(); ++id)
+    capacity += 1000 * static_cast<int64_t>(fleet.node(id).devices.size());
   for (const auto& p : trace) demand += p.gpu_milli;
   if (demand == 0)
     throw core::InputError(source, 0, "num_gpu",

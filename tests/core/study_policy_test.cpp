@@ -64,7 +64,8 @@ struct Choice {
   int card;
 };
 
-Choice place(Cluster& c, const PodRequest& pod, const std::string& policy, std::vector<TypicalPod> typical = {}) {
+Choice place(Cluster& c, const PodRequest& pod, const std::string& policy,
+             std::vector<TypicalPod> typical = {}) {
   PolicyArgs args;
   args.typical_pods = std::move(typical);
   auto p = make_policy(policy, args);
@@ -98,7 +99,8 @@ TEST_CASE("fgd scores as integers: small gains tie and go to the node listed fir
   for (const auto& f : d.fitting) CHECK(f.score.shown == 50);
 }
 
-TEST_CASE("typical pods count CPU-only shapes; equal counts put the larger shape first", "[core][fragmentation]") {
+TEST_CASE("typical pods count CPU-only shapes; equal counts put the larger shape first",
+          "[core][fragmentation]") {
   std::vector<PodRequest> pods;
   PodRequest cpu_only;
   cpu_only.host = {2000, 4096};
@@ -138,8 +140,8 @@ TEST_CASE("2-D: a card's free capacity is its binding dimension", "[core][fragme
   t4.healthy = true;
   CHECK(card_free_milli(t4, {}) == 1000);
   CHECK(card_free_milli(t4, DeviceUsage{1, 12000, 0}) == 1000 * 3360 / 15360);  // memory binds
-  CHECK(card_free_milli(t4, DeviceUsage{1, 1000, 90}) == 100);                 // cores bind
-  CHECK(card_free_milli(t4, DeviceUsage{10, 0, 0}) == 0);                      // no slot left
+  CHECK(card_free_milli(t4, DeviceUsage{1, 1000, 90}) == 100);                  // cores bind
+  CHECK(card_free_milli(t4, DeviceUsage{10, 0, 0}) == 0);                       // no slot left
 }
 
 TEST_CASE("2-D repro: a 3000 MiB pod goes to the T4 with 3360 MiB free, not 5360", "[core][policy]") {
@@ -167,9 +169,9 @@ TEST_CASE("each research policy on memory-only pods", "[core][policy]") {
     return c;
   };
   Cluster c = fleet();
-  CHECK(place(c, memory_only(3000), "bestfit").node == "a");     // least left
-  CHECK(place(c, memory_only(3000), "gpupacking").node == "a");  // 100 - 21/10 = 98 over 100 - 86/10 = 92
-  CHECK(place(c, memory_only(3000), "dotprod").node == "a");     // less free GPU aligns less
+  CHECK(place(c, memory_only(3000), "bestfit").node == "a");        // least left
+  CHECK(place(c, memory_only(3000), "gpupacking").node == "a");     // 100 - 21/10 = 98 over 100 - 86/10 = 92
+  CHECK(place(c, memory_only(3000), "dotprod").node == "a");        // less free GPU aligns less
   CHECK(place(c, memory_only(3000), "gpuclustering").node == "a");  // 25 + 24 over 25 + 22
   // FGD (the pod is the typical pod): on a the pod leaves 360 MiB nobody can
   // use (gain -23 milli, score 49); on b 10360, usable (gain 0, score 50).

@@ -1,8 +1,8 @@
 #include "gpuslice/sim/openb.hpp"
 
 #include <catch2/catch.hpp>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "gpuslice/core/errors.hpp"
@@ -162,7 +162,8 @@ TEST_CASE("openb mapping: three 333-milli shares fit the card they fit in one di
   }
 }
 
-TEST_CASE("the study's workload needs GPU demand: CPU-only traces are refused, not looped on", "[sim][openb]") {
+TEST_CASE("the study's workload needs GPU demand: CPU-only traces are refused, not looped on",
+          "[sim][openb]") {
   const auto fleet = load_openb_nodes("sn,cpu_milli,memory_mib,gpu,model\nn1,64000,262144,1,T4\n", "n.csv");
   const std::string pods = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1024,0,0\n";
   CHECK_THROWS_AS(load_openb_pods(pods, "p.csv", fleet, {}), core::InputError);

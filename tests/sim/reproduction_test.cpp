@@ -14,7 +14,9 @@ using namespace gpuslice::sim;
 namespace {
 const std::string kData = std::string(GPUSLICE_SOURCE_DIR) + "/scenarios/data/openb/";
 
-double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
+double mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
 }  // namespace
 
 TEST_CASE("openb default: every policy within 0.5 points of the study's published mean, FGD best",
@@ -22,7 +24,8 @@ TEST_CASE("openb default: every policy within 0.5 points of the study's publishe
   StudyOptions o;
   o.seeds = {42, 43, 44, 45, 46};
   o.jobs = 2;
-  const auto runs = run_study(kData + "openb_node_list_gpu_node.csv", {kData + "openb_pod_list_default.csv"}, o);
+  const auto runs =
+      run_study(kData + "openb_node_list_gpu_node.csv", {kData + "openb_pod_list_default.csv"}, o);
   const std::string csv = kData + "published/analysis_allo_discrete.csv";
   const auto published = load_published(csv);
   const auto published_curves = load_published_curves(csv);

@@ -20,7 +20,8 @@ class BestFitPolicy final : public Policy {
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
     double left = 0;
     left += (cpu_left(node) - static_cast<double>(pod.host.cpu_milli)) / kMaxSpecCpuMilli * 0.5;
-    left += static_cast<double>(node_free_milli(node) - requested_milli(node, allocation)) / kMaxSpecGpuMilli * 0.5;
+    left += static_cast<double>(node_free_milli(node) - requested_milli(node, allocation)) /
+            kMaxSpecGpuMilli * 0.5;
     const double score = go_int64((1.0 - left) * 100);
     return {score, score, -leftover_on_chosen_cards(node, allocation)};
   }

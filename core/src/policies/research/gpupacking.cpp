@@ -45,7 +45,8 @@ class GpuPackingPolicy final : public Policy {
     int64_t idle_taken = 0, free_pct_taken = 0;
     for (size_t k = 0; k < cards && remaining > 0; ++k) {
       const size_t d = order[k];
-      if (!card_admits(*node.node, d, pod, *want) || !card_has_room(node.device(d), node.usage[d], *want)) continue;
+      if (!card_admits(*node.node, d, pod, *want) || !card_has_room(node.device(d), node.usage[d], *want))
+        continue;
       --remaining;
       if (free[d] == 1000) ++idle_taken;
       free_pct_taken += free[d] * 100 / 1000;

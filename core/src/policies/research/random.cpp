@@ -27,12 +27,16 @@ class RandomPolicy final : public Policy {
   bool chooses_share_card() const override { return true; }
   bool draws_nodes_at_random() const override { return true; }
   void begin_pod(const PodRequest&) override { salt_ = splitmix(state_ += 0x9e3779b97f4a7c15ULL); }
-  double node_draw(size_t node) const override { return unit(splitmix(salt_ ^ (node * 0x9e3779b97f4a7c15ULL))); }
+  double node_draw(size_t node) const override {
+    return unit(splitmix(salt_ ^ (node * 0x9e3779b97f4a7c15ULL)));
+  }
   NodeScore score(const NodeView& node, const PodRequest&, const PodAllocation& allocation) override {
     const double ticket = node_draw(node.id);
     double card = 0;
     for (const auto& c : allocation.containers)
-      for (const auto& g : c) card = unit(splitmix(salt_ + 0x632be59bd9b4e019ULL * (node.id * 64 + static_cast<uint64_t>(g.device) + 1)));
+      for (const auto& g : c)
+        card = unit(
+            splitmix(salt_ + 0x632be59bd9b4e019ULL * (node.id * 64 + static_cast<uint64_t>(g.device) + 1)));
     return {ticket, ticket, card};
   }
 
