@@ -196,7 +196,7 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
       }
       if (!score_cache_.count(*shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
         score_cache_.clear();
-      unfit = &score_cache_[*shape];
+      unfit = &score_cache_[*shape].nodes;
       unfit->resize(cluster.size());
     }
     auto& candidates = draw_scratch_;
@@ -239,20 +239,49 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     if (!score_cache_.count(*shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
       score_cache_.clear();
     auto& cache = score_cache_[*shape];
-    cache.resize(cluster.size());
+    cache.nodes.resize(cluster.size());
     PodAllocation scratch_allocation;
-    for (size_t id = 0; id < cluster.size(); ++id) {
-      auto& e = cache[id];
-      if (e.version != cluster.version(id)) {
-        const NodeView view = cluster.view(id);
-        e.version = cluster.version(id);
-        e.fits = may_fit(view, pod) && evaluate(view, e.score, scratch_allocation, nullptr);
+    // Best first: higher rank, then the node listed first.
+    auto worse = [](const Candidate& a, const Candidate& b) {
+      return a.rank != b.rank ? a.rank < b.rank : a.node > b.node;
+    };
+    auto rescore = [&](size_t id) {
+      auto& e = cache.nodes[id];
+      if (e.version == cluster.version(id)) return;
+      const NodeView view = cluster.view(id);
+      e.version = cluster.version(id);
+      e.fits = may_fit(view, pod) && evaluate(view, e.score, scratch_allocation, nullptr);
+      if (e.fits) {
+        cache.heap.push_back({e.score.rank, id, e.version});
+        std::push_heap(cache.heap.begin(), cache.heap.end(), worse);
       }
-      if (e.fits && (!best.found || e.score.rank > best.score.rank)) {
+    };
+    if (!cache.primed) {
+      for (size_t id = 0; id < cluster.size(); ++id) rescore(id);
+      cache.primed = true;
+    } else {
+      // Only the nodes changed since this shape was last placed.
+      for (size_t i = cache.seen_changes; i < cluster.change_count(); ++i) rescore(cluster.changed_node(i));
+    }
+    cache.seen_changes = cluster.change_count();
+    if (cache.heap.size() > 4 * cluster.size() + 64) {  // mostly stale: rebuild from the current scores
+      cache.heap.clear();
+      for (size_t id = 0; id < cluster.size(); ++id)
+        if (cache.nodes[id].fits && cache.nodes[id].version == cluster.version(id))
+          cache.heap.push_back({cache.nodes[id].score.rank, id, cache.nodes[id].version});
+      std::make_heap(cache.heap.begin(), cache.heap.end(), worse);
+    }
+    while (!cache.heap.empty()) {
+      const Candidate& top = cache.heap.front();
+      const auto& e = cache.nodes[top.node];
+      if (top.version == cluster.version(top.node) && e.version == top.version && e.fits) {
         best.found = true;
-        best.node = id;
+        best.node = top.node;
         best.score = e.score;
+        break;
       }
+      std::pop_heap(cache.heap.begin(), cache.heap.end(), worse);
+      cache.heap.pop_back();
     }
     if (best.found) {
       NodeScore again;
