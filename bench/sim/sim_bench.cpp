@@ -9,19 +9,29 @@
 //                                    2-card nodes, HAMi binpack (default 100000 nodes,
 //                                    1000000 pods); prints wall time and peak memory
 //   sim_bench scaling                synthetic runs over a grid of nodes x pods
+//   sim_bench study [dir] [jobs]     the study's grid: every openb_pod_list_*.csv in dir
+//                                    (default: the shipped data) x 6 policies x seeds 42-51,
+//                                    on all cores (or jobs); wall time of the grid and the
+//                                    mean wall time per run of each policy
 //
 // Wall time covers the event loop (what summary.json's wall_seconds reports);
 // building the workload and writing outputs are timed apart.
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
+#include "gpuslice/sim/study.hpp"
 
 using namespace gpuslice::sim;
 
@@ -55,13 +65,43 @@ int openb(std::vector<std::string> policies) {
     double best = 1e300;
     RunResult r;
     for (int i = 0; i < 3; ++i) {
-      r = simulate(s.fleet, w, o, "openb");
+      r = simulate(study_node_order(s.fleet, 42), w, o, "openb");
       best = std::min(best, r.summary["wall_seconds"].get<double>());
     }
     fmt::print("{:<14} {:>9.3f} {:>10.0f} {:>8.2f}% {:>11.0f}x\n", p, best,
                static_cast<double>(w.size()) / best, r.summary["alloc_ratio_at_130_pct"].get<double>(),
                2620.0 / best);
   }
+  return 0;
+}
+
+int study(const std::string& dir, unsigned jobs) {
+  std::vector<std::string> traces;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("openb_pod_list_", 0) == 0 && e.path().extension() == ".csv")
+      traces.push_back(e.path().string());
+  }
+  std::sort(traces.begin(), traces.end());
+  StudyOptions o;
+  o.jobs = jobs;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto runs = run_study(dir + "/openb_node_list_gpu_node.csv", traces, o);
+  const double wall = seconds_since(t0);
+  fmt::print(
+      "study grid: {} traces x {} policies x {} seeds = {} runs in {:.1f} s wall ({} jobs; {:.3f} s per "
+      "run)\n",
+      traces.size(), o.policies.size(), o.seeds.size(), runs.size(), wall,
+      jobs ? jobs : std::max(1u, std::thread::hardware_concurrency()),
+      wall / static_cast<double>(runs.size()));
+  std::map<std::string, std::pair<double, size_t>> per_policy;
+  for (const auto& r : runs) {
+    per_policy[r.policy].first += r.wall_s;
+    ++per_policy[r.policy].second;
+  }
+  fmt::print("{:<14} {:>14}\n", "policy", "mean run s");
+  for (const auto& p : o.policies)
+    fmt::print("{:<14} {:>14.3f}\n", p, per_policy[p].first / static_cast<double>(per_policy[p].second));
   return 0;
 }
 
@@ -135,6 +175,13 @@ int main(int argc, char** argv) {
   try {
     const std::string mode = argc > 1 ? argv[1] : "openb";
     if (mode == "openb") return openb(std::vector<std::string>(argv + std::min(argc, 2), argv + argc));
+    if (mode == "study") {
+      std::string dir = GPUSLICE_OPENB_DIR;
+      if (std::filesystem::exists(std::string(GPUSLICE_SOURCE_DIR) + "/../shared/data/openb"))
+        dir = std::string(GPUSLICE_SOURCE_DIR) + "/../shared/data/openb";
+      if (argc > 2) dir = argv[2];
+      return study(dir, argc > 3 ? static_cast<unsigned>(std::stoul(argv[3])) : 0u);
+    }
     if (mode == "synthetic") {
       const size_t nodes = argc > 2 ? std::stoul(argv[2]) : 100000;
       const size_t pods = argc > 3 ? std::stoul(argv[3]) : 1000000;
@@ -153,7 +200,9 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
-    fmt::print(stderr, "usage: sim_bench openb [policy...] | synthetic [nodes] [pods] | scaling\n");
+    fmt::print(
+        stderr,
+        "usage: sim_bench openb [policy...] | synthetic [nodes] [pods] | scaling | study [dir] [jobs]\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "sim_bench: {}\n", e.what());

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <tuple>
 
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -13,18 +15,44 @@ namespace gpuslice::core {
 
 namespace {
 
-std::string shape_key(const PodRequest& pod, const ContainerRequest& c) {
+// What tells two typical pods apart (the artifact's PodResource: CPU, GPU
+// share per card, card count, GPU type), with HAMi's per-card dimensions in
+// place of the one share. Ordered as the artifact breaks frequency ties.
+struct ShapeKey {
+  int64_t cpu_milli = 0;
+  int32_t cores = 0;
+  int32_t memory_percent = 0;
+  int64_t memory_mib = 0;
+  int32_t count = 0;
+  std::string types, nouse_types, vendor, vgpu_mode;
+  auto tie() const {
+    return std::tie(cpu_milli, cores, memory_percent, memory_mib, count, types, nouse_types, vendor,
+                    vgpu_mode);
+  }
+  bool operator<(const ShapeKey& o) const { return tie() < o.tie(); }
+};
+
+ShapeKey shape_key(const PodRequest& pod) {
+  ShapeKey k;
+  k.cpu_milli = pod.host.cpu_milli;
   const auto& s = pod.selectors;
-  return fmt::format("{}/{}/{}/{}/{}|{}/{}|{}|{}|{}", c.count, c.memory_mib, c.memory_percent, c.cores,
-                     c.vendor, pod.host.cpu_milli, pod.host.memory_mib, fmt::join(s.use_types, ","),
-                     fmt::join(s.nouse_types, ","), s.vgpu_mode);
+  k.types = fmt::format("{}", fmt::join(s.use_types, "|"));
+  if (const ContainerRequest* c = pod.first_device_container()) {
+    k.cores = c->cores;
+    k.memory_percent = c->memory_percent;
+    k.memory_mib = c->memory_mib;
+    k.count = c->count;
+    k.nouse_types = fmt::format("{}", fmt::join(s.nouse_types, "|"));
+    k.vendor = c->vendor;
+    k.vgpu_mode = s.vgpu_mode;
+  }
+  return k;
 }
 
-bool host_has_room(const Node& node, const HostResources& used, const HostResources& want) {
+// The study checks a typical pod against a node's CPU only.
+bool host_cpu_has_room(const Node& node, const HostResources& used, const HostResources& want) {
   const auto& cap = node.capacity;
-  if (cap.cpu_milli > 0 && used.cpu_milli + want.cpu_milli > cap.cpu_milli) return false;
-  if (cap.memory_mib > 0 && used.memory_mib + want.memory_mib > cap.memory_mib) return false;
-  return true;
+  return cap.cpu_milli <= 0 || used.cpu_milli + want.cpu_milli <= cap.cpu_milli;
 }
 
 }  // namespace
@@ -36,39 +64,46 @@ std::vector<TypicalPod> typical_pods(std::span<const PodRequest> pods, double co
 
 std::vector<TypicalPod> typical_pods(size_t count, const std::function<const PodRequest&(size_t)>& pod_at,
                                      double coverage) {
-  std::map<std::string, std::pair<size_t, size_t>> by_shape;  // key -> (first pod, count)
-  size_t gpu_pods = 0;
+  std::map<ShapeKey, std::pair<size_t, size_t>> by_shape;  // key -> (first pod, count)
   for (size_t i = 0; i < count; ++i) {
-    const PodRequest& pod = pod_at(i);
-    const ContainerRequest* c = pod.first_device_container();
-    if (!c) continue;
-    ++gpu_pods;
-    auto [it, fresh] = by_shape.try_emplace(shape_key(pod, *c), i, 0);
+    auto [it, fresh] = by_shape.try_emplace(shape_key(pod_at(i)), i, 0);
     ++it->second.second;
   }
-  std::vector<std::pair<size_t, size_t>> shapes;
-  for (const auto& [key, v] : by_shape) shapes.push_back(v);
-  // Most frequent first; among equals, the one seen first (stable, seedless).
+  std::vector<std::pair<const ShapeKey*, std::pair<size_t, size_t>>> shapes;
+  for (const auto& [key, v] : by_shape) shapes.emplace_back(&key, v);
+  // Most frequent first; among equals the larger shape (sort.Reverse of the
+  // artifact's TargetPodList.Less).
   std::sort(shapes.begin(), shapes.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
+    return a.second.second != b.second.second ? a.second.second > b.second.second : *b.first < *a.first;
   });
   std::vector<TypicalPod> out;
   size_t covered = 0;
-  for (const auto& [first, seen] : shapes) {
-    if (static_cast<double>(covered) >= coverage * static_cast<double>(gpu_pods)) break;
-    out.push_back({pod_at(first), static_cast<double>(seen)});
-    covered += seen;
+  for (const auto& [key, v] : shapes) {
+    if (static_cast<double>(covered) >= coverage * static_cast<double>(count)) break;
+    out.push_back({pod_at(v.first), static_cast<double>(v.second)});
+    covered += v.second;
   }
   for (auto& t : out) t.weight /= static_cast<double>(covered);
   return out;
 }
 
 int64_t card_free_milli(const Device& device, const DeviceUsage& used) {
-  if (!device.healthy || device.cores <= 0) return 0;
-  return 1000 * std::max<int64_t>(0, device.cores - used.cores) / device.cores;
+  if (!device.healthy || used.slots >= device.slots) return 0;
+  int64_t free = 1000;
+  if (device.cores > 0)
+    free = std::min(free, 1000 * std::max<int64_t>(0, device.cores - used.cores) / device.cores);
+  if (device.memory_mib > 0)
+    free =
+        std::min(free, 1000 * std::max<int64_t>(0, device.memory_mib - used.memory_mib) / device.memory_mib);
+  if (device.cores <= 0 && device.memory_mib <= 0) return 0;
+  return free;
 }
 
 FragmentationModel::FragmentationModel(std::vector<TypicalPod> typical) : typical_(std::move(typical)) {
+  // CPU-only typical pods count every free GPU as fragment whatever the
+  // node (the artifact's XL/XR classes): one weight for all of them.
+  for (const auto& t : typical_)
+    if (!t.pod.first_device_container()) cpu_only_weight_ += t.weight;
   std::erase_if(typical_, [](const TypicalPod& t) { return !t.pod.first_device_container(); });
 }
 
@@ -132,7 +167,7 @@ double FragmentationModel::compute(const NodeView& node, std::span<const DeviceU
   for (size_t d = 0; d < cards; ++d) free_total += (free[d] = card_free_milli(n.devices[d], usage[d]));
   if (free_total == 0) return 0;
   const auto& mask = admitted(node);
-  double fragment = 0;
+  double fragment = cpu_only_weight_ * static_cast<double>(free_total);
   for (size_t t = 0; t < typical_.size(); ++t) {
     const auto& pod = typical_[t].pod;
     const ContainerRequest& want = *pod.first_device_container();
@@ -144,7 +179,7 @@ double FragmentationModel::compute(const NodeView& node, std::span<const DeviceU
       else
         unusable += free[d];
     }
-    const bool fits = with_room >= want.count && host_has_room(n, host_used, pod.host);
+    const bool fits = with_room >= want.count && host_cpu_has_room(n, host_used, pod.host);
     fragment += typical_[t].weight * static_cast<double>(fits ? unusable : free_total);
   }
   return fragment;

@@ -117,6 +117,7 @@ bool Scheduler::seen_same_state(const Cluster& cluster, size_t id) const {
 
 Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                           std::optional<size_t> shape) const {
+  policy.begin_pod(pod);
   if (detail == Detail::Minimal && policy.pod_independent_score()) return place_by_rank(cluster, pod, policy);
   Decision decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
@@ -170,7 +171,7 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
           1, DeviceGrant{card, share->memory_on(view.device(static_cast<size_t>(card)).memory_mib),
                          std::min<int32_t>(share->cores, 100)});
       NodeScore s = policy.score(view, pod, candidate);
-      if (!have || s.rank > score.rank) {
+      if (!have || s.rank > score.rank || (s.rank == score.rank && s.card_rank > score.card_rank)) {
         have = true;
         score = s;
         allocation = candidate;
@@ -179,7 +180,54 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     return have;
   };
 
-  if (cache_scores && shape) {
+  if (!full && policy.draws_nodes_at_random()) {
+    // The study's Random: the feasible node with the highest lottery ticket.
+    // Draw among nodes that may fit, fit only the drawn one, and drop it
+    // when it does not: the same choice as scoring every node, without
+    // fitting every node.
+    // Whether a node may fit a request shape only changes with the node: kept
+    // per (shape, node), so unchanged nodes are not checked again.
+    std::vector<CachedScore>* unfit = nullptr;
+    if (shape && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
+      if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
+        score_cache_.clear();
+        score_epoch_ = cluster.epoch();
+        score_policy_ = &policy;
+      }
+      if (!score_cache_.count(*shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
+        score_cache_.clear();
+      unfit = &score_cache_[*shape].nodes;
+      unfit->resize(cluster.size());
+    }
+    auto& candidates = draw_scratch_;
+    candidates.clear();
+    for (size_t id = 0; id < cluster.size(); ++id) {
+      if (unfit) {
+        auto& known = (*unfit)[id];
+        if (known.version != cluster.version(id)) {
+          known.version = cluster.version(id);
+          known.fits = may_fit(cluster.view(id), pod);  // may fit: fit_pod decides if drawn
+        }
+        if (known.fits) candidates.emplace_back(policy.node_draw(id), id);
+      } else if (may_fit(cluster.view(id), pod)) {
+        candidates.emplace_back(policy.node_draw(id), id);
+      }
+    }
+    while (!candidates.empty()) {
+      auto top = std::max_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first < b.first : a.second > b.second;
+      });
+      NodeScore score;
+      PodAllocation allocation;
+      if (evaluate(cluster.view(top->second), score, allocation, nullptr)) {
+        best = {true, top->second, score, std::move(allocation)};
+        break;
+      }
+      if (unfit) (*unfit)[top->second].fits = false;
+      *top = candidates.back();
+      candidates.pop_back();
+    }
+  } else if (cache_scores && shape) {
     // A node's score for a request shape only changes with the node: keep
     // it per (shape, node) and re-score only nodes changed since.
     if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
@@ -191,20 +239,49 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     if (!score_cache_.count(*shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
       score_cache_.clear();
     auto& cache = score_cache_[*shape];
-    cache.resize(cluster.size());
+    cache.nodes.resize(cluster.size());
     PodAllocation scratch_allocation;
-    for (size_t id = 0; id < cluster.size(); ++id) {
-      auto& e = cache[id];
-      if (e.version != cluster.version(id)) {
-        const NodeView view = cluster.view(id);
-        e.version = cluster.version(id);
-        e.fits = may_fit(view, pod) && evaluate(view, e.score, scratch_allocation, nullptr);
+    // Best first: higher rank, then the node listed first.
+    auto worse = [](const Candidate& a, const Candidate& b) {
+      return a.rank != b.rank ? a.rank < b.rank : a.node > b.node;
+    };
+    auto rescore = [&](size_t id) {
+      auto& e = cache.nodes[id];
+      if (e.version == cluster.version(id)) return;
+      const NodeView view = cluster.view(id);
+      e.version = cluster.version(id);
+      e.fits = may_fit(view, pod) && evaluate(view, e.score, scratch_allocation, nullptr);
+      if (e.fits) {
+        cache.heap.push_back({e.score.rank, id, e.version});
+        std::push_heap(cache.heap.begin(), cache.heap.end(), worse);
       }
-      if (e.fits && (!best.found || e.score.rank > best.score.rank)) {
+    };
+    if (!cache.primed) {
+      for (size_t id = 0; id < cluster.size(); ++id) rescore(id);
+      cache.primed = true;
+    } else {
+      // Only the nodes changed since this shape was last placed.
+      for (size_t i = cache.seen_changes; i < cluster.change_count(); ++i) rescore(cluster.changed_node(i));
+    }
+    cache.seen_changes = cluster.change_count();
+    if (cache.heap.size() > 4 * cluster.size() + 64) {  // mostly stale: rebuild from the current scores
+      cache.heap.clear();
+      for (size_t id = 0; id < cluster.size(); ++id)
+        if (cache.nodes[id].fits && cache.nodes[id].version == cluster.version(id))
+          cache.heap.push_back({cache.nodes[id].score.rank, id, cache.nodes[id].version});
+      std::make_heap(cache.heap.begin(), cache.heap.end(), worse);
+    }
+    while (!cache.heap.empty()) {
+      const Candidate& top = cache.heap.front();
+      const auto& e = cache.nodes[top.node];
+      if (top.version == cluster.version(top.node) && e.version == top.version && e.fits) {
         best.found = true;
-        best.node = id;
+        best.node = top.node;
         best.score = e.score;
+        break;
       }
+      std::pop_heap(cache.heap.begin(), cache.heap.end(), worse);
+      cache.heap.pop_back();
     }
     if (best.found) {
       NodeScore again;

@@ -22,7 +22,7 @@ import pandas as pd
 from . import _gpuslice
 from ._config import dumps, input_error, run_config
 
-__all__ = ["sweep", "run_task", "sweep_configs", "flatten_summary"]
+__all__ = ["sweep", "run_task", "sweep_configs", "flatten_summary", "curves_frame"]
 
 # Parameters that are run options rather than scenario overrides.
 _RUN_OPTIONS = ("queue", "gpu_policy", "tune")
@@ -147,6 +147,29 @@ def _frame(results: list[dict]) -> pd.DataFrame:
     return df
 
 
+def curves_frame(results: list[dict]) -> pd.DataFrame:
+    """The runs' allocation and fragmentation curves, long form: one row per (run, arrived %).
+
+    Columns: run, the swept labels, policy, seed, arrived_pct (0..130), alloc_pct, frag_pct (NaN
+    where the study's reading has no record), as `gpuslice study` writes curves.csv.
+    """
+    rows = []
+    for i, r in enumerate(results):
+        s = r["summary"]
+        alloc = s.get("alloc_ratio_by_arrived_pct") or []
+        frag = s.get("frag_ratio_by_arrived_pct") or []
+        for x in range(len(alloc)):
+            row = {"run": i}
+            row.update(r["labels"])
+            row["policy"] = s.get("policy")
+            row["seed"] = s.get("seed")
+            row["arrived_pct"] = x
+            row["alloc_pct"] = alloc[x] if alloc[x] is not None else float("nan")
+            row["frag_pct"] = frag[x] if x < len(frag) and frag[x] is not None else float("nan")
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def _run_local(configs: list[dict], processes: int | None, progress: Callable[[int, int], Any] | None) -> list:
     n = len(configs)
     workers = processes if processes is not None else (os.cpu_count() or 1)
@@ -211,7 +234,8 @@ def sweep(
     queue: str | None = None,
     processes: int | None = None,
     progress: Callable[[int, int], Any] | None = None,
-) -> pd.DataFrame:
+    curves: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Runs scenarios x policies x tunes x seeds x params; one row per run.
 
     policies: names (None: each scenario's own). seeds: ints. tune: a number or list (openb).
@@ -224,6 +248,8 @@ def sweep(
 
     Columns: run, the swept labels (scenario_file, tune, params), then the summary's fields
     (nested ones dotted: pending_seconds.p95, refusals_by_reason.<reason>).
+    curves=True: returns (runs, curves) instead, curves being curves_frame(): the study's
+    allocation and fragmentation curves by arrived %, one row per (run, arrived %).
     """
     configs = sweep_configs(
         policies, seeds, tune, scenario, openb_nodes, openb_pods, scenarios=scenarios, params=params,
@@ -233,4 +259,6 @@ def sweep(
         results = _run_dask(configs, client, progress)
     else:
         results = _run_local(configs, processes, progress)
+    if curves:
+        return _frame(results), curves_frame(results)
     return _frame(results)

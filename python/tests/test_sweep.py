@@ -106,3 +106,16 @@ def test_sweep_error_in_worker_is_raised(tmp_path):
     bad.write_text("name: bad\nfleet: {openb: nowhere.csv}\nopenb_pods: {file: nowhere.csv}\n")
     with pytest.raises(ValueError):
         gpuslice.sweep(scenario=bad, seeds=[1, 2], processes=2)
+
+
+def test_sweep_curves_are_the_studys(openb):
+    # The study's replay of the default trace with FGD, seed 42: the artifact publishes 95.29.
+    runs, curves = gpuslice.sweep(policies=["fgd"], seeds=[42], openb_nodes=openb[0], openb_pods=openb[1],
+                                  processes=1, curves=True)
+    assert len(runs) == 1
+    assert list(curves.columns[-3:]) == ["arrived_pct", "alloc_pct", "frag_pct"]
+    assert list(curves["arrived_pct"]) == list(range(131))
+    assert set(curves["policy"]) == {"fgd"}
+    at130 = curves.loc[curves["arrived_pct"] == 130, "alloc_pct"].iloc[0]
+    assert at130 == pytest.approx(runs["alloc_ratio_at_130_pct"].iloc[0])
+    assert at130 == pytest.approx(95.27, abs=0.01)

@@ -41,6 +41,7 @@ std::function<bool(double)> progress_bar() {
 }  // namespace
 
 void register_cli(CLI::App& app) {
+  register_study_cli(app);
   auto a = std::make_shared<SimulateArgs>();
   auto* cmd = app.add_subcommand("simulate", "Replay a pod stream on a fleet with a placement policy");
   cmd->add_option("scenario", a->scenario, "scenario YAML (see docs/simulator.md)");

@@ -30,13 +30,44 @@ double Metrics::alloc_gpu_pct() const {
              : 100.0 * static_cast<double>(allocated_milli_) / static_cast<double>(capacity_milli_);
 }
 
+namespace {
+// Python's round(x, 2), closely enough for ratios in 0..100.
+double round2(double x) { return std::nearbyint(x * 100) / 100; }
+}  // namespace
+
 void Metrics::observe_curve() {
-  const double arrived = arrived_pct();
-  while (next_point_ < kArrivedPoints && arrived >= next_point_) {
-    frag_by_arrived_[static_cast<size_t>(next_point_)] =
-        capacity_milli_ == 0 ? 0.0 : 100.0 * fragment_milli_ / static_cast<double>(capacity_milli_);
-    by_arrived_[static_cast<size_t>(next_point_++)] = alloc_gpu_pct();
+  const double bucket = std::nearbyint(arrived_pct());  // half to even, as numpy rounds
+  if (!(bucket >= 0 && bucket <= kArrivedPoints)) return;
+  auto& b = buckets_[static_cast<size_t>(bucket)];
+  ++b.records;
+  b.alloc += round2(alloc_gpu_pct());
+  b.frag += capacity_milli_ == 0 ? 0.0 : fragment_milli_ / static_cast<double>(capacity_milli_);
+}
+
+std::array<std::optional<double>, Metrics::kArrivedPoints> Metrics::read_curve(double Bucket::*field,
+                                                                               bool percent) const {
+  std::array<std::optional<double>, kArrivedPoints> out{};
+  for (size_t x = 0; x < static_cast<size_t>(kArrivedPoints); ++x) {
+    size_t n = buckets_[x].records;
+    double sum = buckets_[x].*field;
+    if (n == 0) {
+      for (size_t y : {x - 1, x + 1})
+        if (y < buckets_.size()) {
+          n += buckets_[y].records;
+          sum += buckets_[y].*field;
+        }
+    }
+    if (n > 0) out[x] = round2((percent ? 100.0 : 1.0) * sum / static_cast<double>(n));
   }
+  return out;
+}
+
+std::array<std::optional<double>, Metrics::kArrivedPoints> Metrics::alloc_by_arrived() const {
+  return read_curve(&Bucket::alloc, false);
+}
+
+std::array<std::optional<double>, Metrics::kArrivedPoints> Metrics::frag_by_arrived() const {
+  return read_curve(&Bucket::frag, true);
 }
 
 void Metrics::arrived(int64_t gpu_milli) { arrived_milli_ += gpu_milli; }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <random>
 
 #include "gpuslice/core/errors.hpp"
 
@@ -161,8 +160,12 @@ Workload load_openb_pods(std::string_view csv, const std::string& source, const 
         c.cores = 100;
         p.kind = gpus > 1 ? "multi-gpu" : "whole-gpu";
       } else {
-        c.memory_percent = static_cast<int32_t>((share + 9) / 10);
+        // Memory and cores take the same whole percent, rounded down (at
+        // least 1): then a card holds in two dimensions every set of shares
+        // it holds in one (rounding memory up would turn three 333-milli
+        // pods away from a card they fit).
         c.cores = static_cast<int32_t>(std::max<int64_t>(1, share / 10));
+        c.memory_percent = c.cores;
         p.kind = "share";
       }
       p.gpu_milli = gpus * share;
@@ -185,27 +188,7 @@ Workload load_openb_pods(std::string_view csv, const std::string& source, const 
       for (auto& p : rows) p.duration = kForever;
     return rows;
   }
-  // The study's model: draw rows uniformly with replacement until the GPU
-  // demand reaches tune x the fleet's GPUs, then submit in that (random)
-  // order, one pod per time unit, never departing.
-  int64_t capacity_milli = 0;
-  for (size_t id = 0; id < fleet.size(); ++id)
-    capacity_milli += 1000 * static_cast<int64_t>(fleet.node(id).devices.size());
-  const double target = options.tune * static_cast<double>(capacity_milli);
-  std::mt19937_64 rng(options.seed);
-  std::uniform_int_distribution<size_t> pick(0, rows.empty() ? 0 : rows.size() - 1);
-  Workload out;
-  double demand = 0;
-  while (!rows.empty() && demand < target) {
-    PodSpec p = rows[pick(rng)];
-    p.request.name = fmt::format("{}-{}", p.request.name, out.size());
-    p.arrival = static_cast<double>(out.size());
-    p.duration = kForever;
-    demand += static_cast<double>(p.gpu_milli);
-    out.push_back(std::move(p));
-    if (out.size() > 50'000'000) break;
-  }
-  return out;
+  return study_workload(std::move(rows), fleet, options, source);
 }
 
 }  // namespace gpuslice::sim

@@ -14,6 +14,7 @@
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/sim/engine.hpp"
+#include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/refusal_explainer.hpp"
 
 namespace gpuslice::sim {
@@ -43,8 +44,12 @@ class Run {
     core::PolicyArgs args;
     args.seed = o.seed;
     args.gpu_policy = o.gpu_policy;
-    args.typical_pods =
-        core::typical_pods(w.size(), [&](size_t i) -> const core::PodRequest& { return w[i].request; });
+    // Typical pods are counted over the trace itself, not the study's extra draws.
+    std::vector<size_t> counted;
+    for (size_t i = 0; i < w.size(); ++i)
+      if (!w[i].resampled) counted.push_back(i);
+    args.typical_pods = core::typical_pods(
+        counted.size(), [&](size_t i) -> const core::PodRequest& { return w[counted[i]].request; });
     fragmentation_ = std::make_unique<core::FragmentationModel>(args.typical_pods);
     fragmentation_typical_ = args.typical_pods.size();
     policy_ = core::make_policy(o.policy, args);
@@ -52,6 +57,7 @@ class Run {
     for (size_t n = 0; n < cluster_.size(); ++n)
       fragment_total_ += node_fragment_[n] = fragment_units(fragmentation_->node_fragment(cluster_.view(n)));
     metrics_.fragment_milli(static_cast<double>(fragment_total_) / kFragmentUnitsPerMilli);
+    metrics_.observe_curve();  // the study's first record: nothing arrived yet
     records_.resize(w.size());
     std::unordered_map<std::string, size_t> shapes;
     shape_of_.reserve(w.size());
@@ -60,14 +66,24 @@ class Run {
     for (const auto& p : w)
       if (p.duration != kForever) departures_ = true;
     full_events_ = cluster_.size() <= 64;
-    sample_every_ = std::max<size_t>(1, w.size() / 10000);
+    // A grid reading only the summary and curves needs a coarse timeline.
+    sample_every_ = std::max<size_t>(1, w.size() / (o.records ? 10000 : 200));
   }
 
   RunResult go(const std::string& name) {
     const auto start = std::chrono::steady_clock::now();
     for (uint32_t i = 0; i < workload_.size(); ++i) {
       const auto& p = workload_[i];
-      records_[i] = {p.request.name, p.kind, "", "", "pending", "", p.arrival, -1, -1, p.gpu_milli};
+      records_[i] = {options_.records ? p.request.name : std::string(),
+                     p.kind,
+                     "",
+                     "",
+                     "pending",
+                     "",
+                     p.arrival,
+                     -1,
+                     -1,
+                     p.gpu_milli};
       engine_.schedule(p.arrival, EventKind::Arrival, i);
     }
     size_t handled = 0;
@@ -112,7 +128,8 @@ class Run {
     const core::Detail detail = full_events_ && first_attempt ? core::Detail::Full : core::Detail::Minimal;
     core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail, shape_of_[id]);
     if (!d.placed()) {
-      if (!records_[id].reason.empty() || explained_ >= options_.explain_limit) return false;
+      if (!options_.records || !records_[id].reason.empty() || explained_ >= options_.explain_limit)
+        return false;
       if (detail == core::Detail::Full)
         explain(id, d);
       else if (full_events_)
@@ -124,8 +141,10 @@ class Run {
     core::Scheduler::commit(cluster_, p.request, d, *policy_);
     node_changed(*d.node, d.allocation);
     auto& r = records_[id];
-    r.node = cluster_.node(*d.node).name;
-    r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
+    if (options_.records) {
+      r.node = cluster_.node(*d.node).name;
+      r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
+    }
     r.start = engine_.now();
     r.status = "running";
     metrics_.placed(*d.node, p.gpu_milli, d.allocation);
@@ -301,7 +320,7 @@ class Run {
     for (const auto& v : metrics_.frag_by_arrived())
       frag_curve.push_back(v ? nlohmann::ordered_json(*v) : nullptr);
     s["frag_ratio_by_arrived_pct"] = std::move(frag_curve);
-    const auto& at130 = metrics_.alloc_by_arrived()[130];
+    const auto at130 = metrics_.alloc_by_arrived()[130];
     s["alloc_ratio_at_130_pct"] = at130 ? nlohmann::ordered_json(*at130) : nullptr;
     s["unallocated_gpus_at_130_pct"] =
         at130 ? nlohmann::ordered_json((1 - *at130 / 100) * static_cast<double>(cluster_.device_count()))
@@ -351,6 +370,8 @@ RunResult simulate(const core::Cluster& fleet, const Workload& workload, const R
 
 RunResult simulate(const Scenario& scenario, const RunOptions& options) {
   const Workload w = materialize(scenario, options.seed);
+  if (scenario.openb_pods_csv && scenario.openb.resample)  // the study's replay: its node order too
+    return simulate(study_node_order(scenario.fleet, options.seed), w, options, scenario.name);
   return simulate(scenario.fleet, w, options, scenario.name);
 }
 

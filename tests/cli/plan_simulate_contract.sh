@@ -10,12 +10,35 @@ expect simulate-lab 0 'not placed +1 x CardTimeSlicingExhausted' -- \
 for f in summary.json timeline.csv pods.csv events.jsonl card_use.csv; do
   checks=$((checks + 1)); [ -s "$OUT/t4/$f" ] || { echo "FAIL simulate-lab: no $f"; fail=$((fail + 1)); }
 done
-expect simulate-openb-fgd 0 'at 130% arrived +93.01%' -- \
+expect simulate-openb-fgd 0 'at 130% arrived +95.27%' -- \
   "$BIN" simulate --openb-nodes "$S/data/openb/openb_node_list_gpu_node.csv" \
   --openb-pods "$S/data/openb/openb_pod_list_default.csv" --policy fgd --tune 1.3 --seed 42 --no-card-use --out "$OUT/fgd"
 checks=$((checks + 1)); [ ! -e "$OUT/fgd/card_use.csv" ] || { echo "FAIL --no-card-use wrote card_use.csv"; fail=$((fail + 1)); }
 expect simulate-bad-policy 2 "--policy: unknown policy 'sideways'" -- \
   "$BIN" simulate "$S/lab-t4-slices.yaml" --policy sideways --out "$OUT/x"
+# gpuslice study: the FGD study's grid, with the artifact's published means.
+D="$S/data/openb"
+expect study-table 0 'openb_pod_list_default.csv +fgd +1 +95.27 +95.27 +95.27 +95.39 +-0.12' -- \
+  "$BIN" study --openb-nodes "$D/openb_node_list_gpu_node.csv" --openb-pods "$D/openb_pod_list_default.csv" \
+  --policies bestfit,fgd --seeds 42 --jobs 2 --out "$OUT/study" --published "$D/published/analysis_allo_discrete.csv"
+for f in "runs.csv:trace,policy,seed,alloc_130,unallocated_gpus_130,frag_130,wall_s" \
+         "curves.csv:trace,policy,seed,arrived_pct,alloc_pct,frag_pct" \
+         "table.csv:trace,policy,runs,mean,min,max,published_mean,diff"; do
+  checks=$((checks + 1))
+  [ "$(head -1 "$OUT/study/${f%%:*}")" = "${f#*:}" ] || { echo "FAIL study: ${f%%:*} header"; fail=$((fail + 1)); }
+done
+checks=$((checks + 1))
+[ "$(wc -l < "$OUT/study/curves.csv")" = "263" ] || { echo "FAIL study: curves.csv has not 2 x 131 rows"; fail=$((fail + 1)); }
+expect study-bad-seeds 2 "--seeds: 'x' is not a non-negative integer" -- \
+  "$BIN" study --openb-nodes "$D/openb_node_list_gpu_node.csv" --openb-pods "$D/openb_pod_list_default.csv" --seeds x --out "$OUT/s2"
+expect study-bad-policy 2 "unknown policy 'sideways'" -- \
+  "$BIN" study --openb-nodes "$D/openb_node_list_gpu_node.csv" --openb-pods "$D/openb_pod_list_default.csv" --policies fgd,sideways --out "$OUT/s2"
+expect study-bad-tune 2 "--tune: 'nan' is not in \(0, 10\]" -- \
+  "$BIN" study --openb-nodes "$D/openb_node_list_gpu_node.csv" --openb-pods "$D/openb_pod_list_default.csv" --tune nan --out "$OUT/s2"
+expect study-missing-pods 2 "nope.csv.*cannot open file" -- \
+  "$BIN" study --openb-nodes "$D/openb_node_list_gpu_node.csv" --openb-pods "$OUT/nope.csv" --out "$OUT/s2"
+expect study-bad-published 2 "missing column" -- \
+  "$BIN" study --openb-nodes "$D/openb_node_list_gpu_node.csv" --openb-pods "$D/openb_pod_list_default.csv" --published "$D/openb_node_list_gpu_node.csv" --out "$OUT/s2"
 expect plan-answer 0 'answer: 6 nodes \(6 x a100\)' -- \
   "$BIN" plan "$S/capacity-planning.yaml" --target 'p95_pending_s<=60' --target 'refused_pct<=1'
 expect plan-json 0 '"count":6' -- \

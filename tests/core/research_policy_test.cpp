@@ -84,12 +84,12 @@ TEST_CASE("fragment: free compute a typical pod cannot use", "[core][fragmentati
   CHECK(half.node_fragment(cpu_bound.view(0)) == Approx(1300));
 }
 
-TEST_CASE("typical pods: the shapes covering 95% of GPU pods, renormalised", "[core][fragmentation]") {
+TEST_CASE("typical pods: the shapes covering 95% of pods, renormalised", "[core][fragmentation]") {
   std::vector<PodRequest> pods;
   for (int i = 0; i < 90; ++i) pods.push_back(share(50));
   for (int i = 0; i < 8; ++i) pods.push_back(share(100));
   for (int i = 0; i < 2; ++i) pods.push_back(share(30));
-  pods.push_back(PodRequest{});  // CPU only: left out
+  pods.push_back(PodRequest{});  // CPU only: a shape too, but 1 in 101 is past 95%
   const auto typical = typical_pods(pods);
   REQUIRE(typical.size() == 2);  // 90% then 98%: the 30% shape is past 95%
   CHECK(typical[0].pod.containers.front().cores == 50);
@@ -151,7 +151,9 @@ TEST_CASE("dotprod avoids the node whose free resources align with the pod", "[c
   CHECK(place(c, share(50, 1, 8000), "dotprod").node == "b");
 }
 
-TEST_CASE("gpuclustering keeps one request shape together", "[core][policy][gpuclustering]") {
+TEST_CASE("gpuclustering keeps one GPU tag together", "[core][policy][gpuclustering]") {
+  // The artifact's tags: every share is "share-gpu", a whole card "1-gpu"
+  // (this test used to key by share size, which the artifact does not).
   Cluster c;
   c.add_node(node("other", 2));
   c.add_node(node("same", 2));
@@ -164,12 +166,21 @@ TEST_CASE("gpuclustering keeps one request shape together", "[core][policy][gpuc
     d.allocation.containers.push_back({DeviceGrant{0, 1000, pod.containers.front().cores}});
     Scheduler::commit(c, pod, d, *p);
   };
-  commit_on(0, share(30));
-  commit_on(1, share(10));
-  // A 10% pod goes where 10% pods run; a 70% pod, whose shape runs nowhere,
-  // goes to the idle node rather than join other shapes.
+  commit_on(0, share(100));  // a whole card: tag 1-gpu
+  commit_on(1, share(10));   // a share: tag share-gpu
+  // Any share joins the node running only shares (75 + 25 x 6100/8000 = 94)
+  // over the idle node (25 + 25 x 6000/8000 = 43) and the whole-card node
+  // (0 + 25 x 7000/8000 = 21); GPU in use counts against an 8-GPU node.
+  CHECK(c.node(*s.place(c, share(70), *p, Detail::Full).node).name == "same");
   CHECK(c.node(*s.place(c, share(10), *p, Detail::Full).node).name == "same");
-  CHECK(c.node(*s.place(c, share(70), *p, Detail::Full).node).name == "idle");
+  // A whole card joins the whole-card node: 75 + 21 = 96.
+  CHECK(c.node(*s.place(c, share(100), *p, Detail::Full).node).name == "other");
+  // CPU-only pods score 0 everywhere: the node listed first.
+  PodRequest cpu_only;
+  cpu_only.host = {1000, 1024};
+  const Decision d = s.place(c, cpu_only, *p, Detail::Full);
+  CHECK(c.node(*d.node).name == "other");
+  for (const auto& f : d.fitting) CHECK(f.score.shown == 0);
 }
 
 TEST_CASE("random is fixed by its seed and differs across seeds", "[core][policy][random]") {
@@ -196,4 +207,5 @@ TEST_CASE("every policy the CLI names is registered", "[core][policy]") {
   for (const char* name :
        {"hami-binpack", "hami-spread", "random", "dotprod", "gpupacking", "gpuclustering", "bestfit", "fgd"})
     CHECK(make_policy(name) != nullptr);
+  CHECK(make_policy("fgd-exact") != nullptr);
 }

@@ -124,7 +124,13 @@ TEST_CASE("the allocation curve by arrived demand has 131 points", "[sim][metric
   auto r = simulate(one_card(16000, 20), w, {});
   const auto& curve = r.summary["alloc_ratio_by_arrived_pct"];
   REQUIRE(curve.size() == 131);
-  CHECK(curve[0].get<double>() == Approx(10));  // first pod: 10% arrived and placed
+  // Read as the study's analysis reads it: the mean over records (one
+  // before the first pod, one after each) whose arrived share rounds to x,
+  // else to x - 1 or x + 1, else nothing.
+  CHECK(curve[0].get<double>() == Approx(0));  // the record before any pod
+  CHECK(curve[10].get<double>() == Approx(10));
+  CHECK(curve[11].get<double>() == Approx(10));  // no record at 11: those at 10 (and 12: none)
+  CHECK(curve[5].is_null());                     // none at 4, 5 or 6
   CHECK(curve[100].get<double>() == Approx(100));
   CHECK(curve[130].get<double>() == Approx(100));  // pods past 100% are refused
   CHECK(r.summary["failed"] == 4);

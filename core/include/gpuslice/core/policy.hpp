@@ -16,8 +16,12 @@
 namespace gpuslice::core {
 
 struct NodeScore {
-  double rank = 0;   // higher wins
+  double rank = 0;   // higher wins; equal ranks go to the node listed first
   double shown = 0;  // what events print (HAMi prints its raw node score)
+  // Among a node's cards for a share, higher wins after rank (equal: the
+  // lower index). Never compared across nodes: the artifact chooses the
+  // node by its score alone and the card afterwards (its Reserve step).
+  double card_rank = 0;
 };
 
 // A request shape and how often it occurs: FGD's "typical pods".
@@ -67,6 +71,17 @@ class Policy {
   virtual bool pod_independent_score() const { return false; }
   virtual double node_key(const NodeView&) const { return 0; }
   virtual int rank_sign(const PodRequest&) const { return 1; }
+
+  // True when the policy picks a feasible node uniformly at random (the
+  // study's Random): the scheduler then draws nodes by node_draw() and fits
+  // only the drawn ones instead of scoring every node.
+  virtual bool draws_nodes_at_random() const { return false; }
+  // This pod's lottery ticket for a node (highest feasible wins), fixed
+  // between begin_pod() calls; score().rank must equal it.
+  virtual double node_draw(size_t /*node id*/) const { return 0; }
+
+  // Told before each placement decision (a policy drawing lots per pod).
+  virtual void begin_pod(const PodRequest&) {}
 
   // Ranks placing `pod` on `node` with `allocation` (usage before the pod).
   virtual NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;

@@ -73,10 +73,24 @@ class Scheduler {
     bool fits = false;
     NodeScore score;
   };
-  mutable std::unordered_map<size_t, std::vector<CachedScore>> score_cache_;  // shape -> node -> score
+  // Candidates ordered best first (rank, then the lower node), checked
+  // against the node's version when they reach the top.
+  struct Candidate {
+    double rank = 0;
+    size_t node = 0;
+    uint64_t version = 0;
+  };
+  struct ShapeScores {
+    std::vector<CachedScore> nodes;  // node -> score at a version
+    std::vector<Candidate> heap;     // fitting nodes, best on top (stale ones dropped when met)
+    size_t seen_changes = 0;         // the cluster's change log read so far
+    bool primed = false;
+  };
+  mutable std::unordered_map<size_t, ShapeScores> score_cache_;  // shape -> scores
   mutable uint64_t score_epoch_ = 0;
   mutable const Policy* score_policy_ = nullptr;
   mutable NodeOrderIndex order_;
+  mutable std::vector<std::pair<double, size_t>> draw_scratch_;  // Random: (ticket, node)
 };
 
 // The HAMi event texts, exposed for the extender and tests.

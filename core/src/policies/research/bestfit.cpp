@@ -1,6 +1,9 @@
-// BestFit: the node left with least, as a weighted sum over CPU and GPU of
-// (free - request) / the study's maximum node spec; lower is better. For a
-// sharing pod, the card left with least free compute.
+// BestFit, as the study's artifact scores it (pkg/simulator/plugin/
+// best_fit_score.go): the node left with least, as
+//   int64(100 x (1 - sum_i 0.5 x (free_i - request_i) / maxSpec_i))
+// over CPU and GPU (maxSpec: a 128-core, 8-GPU node); higher is better. Its
+// min-max normalisation keeps order and ties, so it is left out. For a
+// sharing pod, the card left with least free capacity (gpuSelMethod best).
 #include "common.hpp"
 #include "gpuslice/core/policy.hpp"
 
@@ -15,11 +18,12 @@ class BestFitPolicy final : public Policy {
   bool chooses_share_card() const override { return true; }
   bool score_reads_only_node_state() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
-    const double gpu_left = static_cast<double>(node_free_milli(node) - requested_milli(node, allocation));
-    const double left =
-        0.5 * cpu_left_after(node, pod) / kMaxSpecCpuMilli + 0.5 * gpu_left / kMaxSpecGpuMilli;
-    const double shown = 100 * (1 - left);
-    return {shown - leftover_on_chosen_cards(node, allocation) * 1e-9, shown};
+    double left = 0;
+    left += (cpu_left(node) - static_cast<double>(pod.host.cpu_milli)) / kMaxSpecCpuMilli * 0.5;
+    left += static_cast<double>(node_free_milli(node) - requested_milli(node, allocation)) /
+            kMaxSpecGpuMilli * 0.5;
+    const double score = go_int64((1.0 - left) * 100);
+    return {score, score, -leftover_on_chosen_cards(node, allocation)};
   }
 };
 

@@ -52,20 +52,34 @@ inline int64_t node_capacity_milli(const NodeView& node) {
   return total;
 }
 
-// GPU compute (milli) the allocation takes, and the cards it touches.
+// Free capacity (milli) the allocation takes from the cards it touches, in
+// each card's binding dimension: the study's request in milli-GPU for openb
+// pods, and memory-only HAMi requests count by the memory they take.
 inline int64_t requested_milli(const NodeView& node, const PodAllocation& allocation) {
+  UsageAfter after;
+  if (!usage_after(node, allocation, after)) return 0;
   int64_t milli = 0;
+  std::array<bool, UsageAfter::kMaxCards> seen{};
   for (const auto& charge : effective_charges(allocation)) {
-    const auto& d = node.device(static_cast<size_t>(charge.device));
-    if (d.cores > 0) milli += 1000 * static_cast<int64_t>(charge.usage.cores) / d.cores;
+    const size_t d = static_cast<size_t>(charge.device);
+    if (seen[d]) continue;
+    seen[d] = true;
+    milli += card_free_milli(node.device(d), node.usage[d]) - card_free_milli(node.device(d), after.cards[d]);
   }
   return milli;
 }
 
+// Host CPU left before the pod (a node without a CPU limit: the study's
+// largest node).
+inline double cpu_left(const NodeView& node) {
+  const auto cap = node.node->capacity.cpu_milli;
+  return cap > 0 ? static_cast<double>(cap - node.host_used.cpu_milli) : kMaxSpecCpuMilli;
+}
+
 inline bool card_idle(const DeviceUsage& u) { return u.slots == 0 && u.cores == 0 && u.memory_mib == 0; }
 
-// Free compute left on the allocation's busiest-after card: the best-fit
-// card choice (least left over) the baselines use for sharing pods.
+// Free capacity left on the allocation's cards: the best-fit card choice
+// (least left over; the artifact's gpuSelMethod "best") for sharing pods.
 inline double leftover_on_chosen_cards(const NodeView& node, const PodAllocation& allocation) {
   UsageAfter after;
   if (!usage_after(node, allocation, after)) return 0;
@@ -76,10 +90,8 @@ inline double leftover_on_chosen_cards(const NodeView& node, const PodAllocation
   return left;
 }
 
-// Host CPU left over after the pod, in milli (0 when the node has no limit).
-inline double cpu_left_after(const NodeView& node, const PodRequest& pod) {
-  const auto cap = node.node->capacity.cpu_milli;
-  return cap > 0 ? static_cast<double>(cap - node.host_used.cpu_milli - pod.host.cpu_milli) : 0;
-}
+// The artifact's node scores are integers (int64 of a float64, truncated
+// toward zero), so nearby placements tie and go to the node listed first.
+inline double go_int64(double v) { return static_cast<double>(static_cast<int64_t>(v)); }
 
 }  // namespace gpuslice::core::research

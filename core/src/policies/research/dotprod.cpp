@@ -1,7 +1,10 @@
-// DotProd (Tetris): the node whose free resources align least with the
-// pod's demand, as the study's artifact scores it: vectors normalised by the
-// node's capacity, the mean of the products, smaller is better. For a
-// sharing pod the GPU dimension is the chosen card; otherwise the node's.
+// DotProd (Tetris), as the study runs it (pkg/simulator/plugin/
+// dot_product_score.go with -dimext merge -norm max): two dimensions, free
+// CPU and the node's total free GPU, node and pod vectors both divided by
+// the largest node spec (128 cores, 8 GPUs);
+//   score = int64(100 x (1 - dot / 2)), higher is better
+// (the less the node's free resources align with the pod, the better). With
+// "merge" the card is chosen best-fit (gpuSelMethod best).
 #include "common.hpp"
 #include "gpuslice/core/policy.hpp"
 
@@ -16,29 +19,14 @@ class DotProdPolicy final : public Policy {
   bool chooses_share_card() const override { return true; }
   bool score_reads_only_node_state() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
+    const double free[2] = {cpu_left(node) / kMaxSpecCpuMilli,
+                            static_cast<double>(node_free_milli(node)) / kMaxSpecGpuMilli};
+    const double want[2] = {static_cast<double>(pod.host.cpu_milli) / kMaxSpecCpuMilli,
+                            static_cast<double>(requested_milli(node, allocation)) / kMaxSpecGpuMilli};
     double dot = 0;
-    int dims = 0;
-    auto add = [&](double free, double want, double capacity) {
-      if (capacity <= 0) return;
-      dot += (free / capacity) * (want / capacity);
-      ++dims;
-    };
-    const auto& cap = node.node->capacity;
-    add(static_cast<double>(cap.cpu_milli - node.host_used.cpu_milli),
-        static_cast<double>(pod.host.cpu_milli), static_cast<double>(cap.cpu_milli));
-    add(static_cast<double>(cap.memory_mib - node.host_used.memory_mib),
-        static_cast<double>(pod.host.memory_mib), static_cast<double>(cap.memory_mib));
-    const auto charges = effective_charges(allocation);
-    if (charges.size() == 1) {
-      const size_t d = static_cast<size_t>(charges.front().device);
-      add(static_cast<double>(card_free_milli(node.device(d), node.usage[d])),
-          static_cast<double>(requested_milli(node, allocation)), 1000);
-    } else {
-      add(static_cast<double>(node_free_milli(node)), static_cast<double>(requested_milli(node, allocation)),
-          static_cast<double>(node_capacity_milli(node)));
-    }
-    const double mean = dims > 0 ? dot / dims : 0;
-    return {-mean, 1 - mean};
+    for (int i = 0; i < 2; ++i) dot += free[i] * want[i];
+    const double score = go_int64(100.0 * (1 - dot / 2));
+    return {score, score, -leftover_on_chosen_cards(node, allocation)};
   }
 };
 

@@ -1,7 +1,12 @@
 // FGD: the placement that grows fragmentation least (see fragmentation.hpp).
-// Score = fragment of the node before - after; for a sharing pod every card
-// is tried. A node's fragment before is kept until its usage changes.
-#include <unordered_map>
+// "fgd" scores as the study's artifact does (pkg/simulator/plugin/
+// fgd_score.go): int64(sigmoid((before - after) / 1000) x 100), so small
+// differences tie and go to the node listed first; for a sharing pod every
+// fitting card is tried and the first with the top score wins.
+// "fgd-exact" ranks by the exact decrease (our variant; see
+// docs/reproduction.md for how the two compare). A node's fragment before
+// is kept until its usage changes.
+#include <cmath>
 
 #include "common.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -12,10 +17,10 @@ namespace {
 
 class FgdPolicy final : public Policy {
  public:
-  explicit FgdPolicy(const PolicyArgs& args) : model_(args.typical_pods) {
+  FgdPolicy(const PolicyArgs& args, bool exact) : model_(args.typical_pods), exact_(exact) {
     default_gpu_policy_ = args.gpu_policy;
   }
-  std::string_view name() const override { return "fgd"; }
+  std::string_view name() const override { return exact_ ? "fgd-exact" : "fgd"; }
   bool chooses_share_card() const override { return true; }
   bool score_reads_only_node_state() const override { return !model_.empty(); }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
@@ -35,18 +40,21 @@ class FgdPolicy final : public Policy {
   }
 
  private:
-  static NodeScore delta(FragmentationModel& model, const NodeView& node, const PodRequest& pod,
-                         const PodAllocation& allocation, double before) {
+  NodeScore delta(FragmentationModel& model, const NodeView& node, const PodRequest& pod,
+                  const PodAllocation& allocation, double before) const {
     UsageAfter after;
     if (!usage_after(node, allocation, after)) return {0, 0};
     HostResources host = node.host_used;
     host.cpu_milli += pod.host.cpu_milli;
     host.memory_mib += pod.host.memory_mib;
     const double gain = before - model.node_fragment(node, after.span(), host);
-    return {gain, gain};
+    if (exact_) return {gain, gain};
+    const double score = go_int64(1.0 / (1.0 + std::exp(-(gain / 1000))) * 100);
+    return {score, score};
   }
 
   FragmentationModel model_;
+  bool exact_;
   std::vector<std::pair<uint64_t, double>> before_;  // node -> (version, fragment)
   std::vector<uint32_t> shape_of_;
 };
@@ -54,7 +62,8 @@ class FgdPolicy final : public Policy {
 }  // namespace
 
 void register_fgd() {
-  register_policy("fgd", [](const PolicyArgs& a) { return std::make_unique<FgdPolicy>(a); });
+  register_policy("fgd", [](const PolicyArgs& a) { return std::make_unique<FgdPolicy>(a, false); });
+  register_policy("fgd-exact", [](const PolicyArgs& a) { return std::make_unique<FgdPolicy>(a, true); });
 }
 
 }  // namespace gpuslice::core::research

@@ -1,12 +1,13 @@
-// GpuClustering: keep pods of one GPU request shape together. Bands (the
-// study's, 100-point scale), each raised by how full the node is:
-//   node runs only this shape   75..100
-//   runs this shape and others  50..75
-//   runs no GPU pod             25..50
-//   runs only other shapes       0..25
-// For a sharing pod, the card left with least free compute.
-#include <fmt/format.h>
-
+// GpuClustering, as the study's artifact scores it (pkg/simulator/plugin/
+// gpu_clustering_score.go): keep pods of one GPU tag together. Tags: every
+// sharing pod "share-gpu", a whole-card pod "<n>-gpu" by its card count;
+// CPU-only pods score 0 on every node. Bands (integer arithmetic), each
+// raised by how much GPU the node has in use, 25 x (8000 - free) / 8000:
+//   node runs only this tag      75..100
+//   runs this tag and others     50..75
+//   runs no GPU pod              25..50
+//   runs only other tags          0..25
+// For a sharing pod, the card left with least free capacity.
 #include <map>
 #include <unordered_map>
 
@@ -17,9 +18,12 @@ namespace gpuslice::core::research {
 
 namespace {
 
-std::string shape_of(const PodRequest& pod) {
+// 0: no GPU; -1: a share of one card; n: n whole cards.
+int gpu_tag(const PodRequest& pod) {
   const ContainerRequest* c = pod.first_device_container();
-  return c ? fmt::format("{}/{}/{}/{}", c->count, c->memory_mib, c->memory_percent, c->cores) : std::string();
+  if (!c) return 0;
+  const bool whole = c->count > 1 || (c->cores >= 100 && (c->memory_percent == 100 && c->memory_mib == 0));
+  return whole ? c->count : -1;
 }
 
 class GpuClusteringPolicy final : public Policy {
@@ -27,34 +31,37 @@ class GpuClusteringPolicy final : public Policy {
   explicit GpuClusteringPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "gpuclustering"; }
   bool chooses_share_card() const override { return true; }
-  // The shape counts it reads change only when the node's pods do.
+  // The tag counts it reads change only when the node's pods do.
   bool score_changes_only_with_node() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
-    const std::string shape = shape_of(pod);
+    const double card_rank = -leftover_on_chosen_cards(node, allocation);
+    const int tag = gpu_tag(pod);
+    if (tag == 0) return {0, 0, card_rank};
     const auto it = running_.find(node.id);
-    const bool idle = it == running_.end() || it->second.empty();
-    const bool has_shape = !idle && it->second.count(shape) > 0;
-    double base;
-    if (has_shape)
-      base = it->second.size() == 1 ? 75 : 50;
+    const size_t tags = it == running_.end() ? 0 : it->second.size();
+    const bool has_tag = tags > 0 && it->second.count(tag) > 0;
+    int64_t base;
+    if (has_tag)
+      base = tags == 1 ? 75 : 50;
     else
-      base = idle ? 25 : 0;
-    const double used = kMaxSpecGpuMilli - static_cast<double>(node_free_milli(node));
-    const double band = base + 25 * std::clamp(used / kMaxSpecGpuMilli, 0.0, 1.0);
-    return {band - leftover_on_chosen_cards(node, allocation) * 1e-9, band};
+      base = tags == 0 ? 25 : 0;
+    const int64_t used = 8000 - node_free_milli(node);
+    const double score = static_cast<double>(25 * used / 8000 + base);
+    return {score, score, card_rank};
   }
   void on_charge(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
-    if (pod.wants_devices()) ++running_[node.id][shape_of(pod)];
+    if (const int tag = gpu_tag(pod)) ++running_[node.id][tag];
   }
   void on_release(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
-    if (!pod.wants_devices()) return;
-    auto& shapes = running_[node.id];
-    auto it = shapes.find(shape_of(pod));
-    if (it != shapes.end() && --it->second == 0) shapes.erase(it);
+    const int tag = gpu_tag(pod);
+    if (!tag) return;
+    auto& tags = running_[node.id];
+    auto it = tags.find(tag);
+    if (it != tags.end() && --it->second == 0) tags.erase(it);
   }
 
  private:
-  std::unordered_map<size_t, std::map<std::string, int>> running_;  // node -> shape -> pods
+  std::unordered_map<size_t, std::map<int, int>> running_;  // node -> tag -> pods
 };
 
 }  // namespace

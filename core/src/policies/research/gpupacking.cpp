@@ -1,11 +1,16 @@
-// GpuPacking: prefer an already shared card, then idle cards on a busy
-// node, then an idle node (the study's three bands, 100-point scale):
-//   shared cards:     100 - (free % of the chosen cards)/10, at least 50
-//   idle cards, busy: 50 - idle cards taken, at least 33
-//   idle node:        33 - its cards, at least its cards
+// GpuPacking, as the study's artifact scores it (pkg/simulator/plugin/
+// gpu_packing_score.go): prefer an already shared card, then idle cards on
+// a node with some card in use, then a node whose cards are all idle.
+// Integer bands on a 100-point scale:
+//   all cards idle:          max(33 - idle cards, idle cards)
+//   must take idle cards:    max(50 - idle cards taken, 33)
+//   shared cards only:       max(100 - (sum of free % of the cards taken)/10, 50)
+// The cards "taken" are the first that fit, least free first. CPU-only pods
+// score 0 on every node. The card itself is chosen best-fit.
 #include <algorithm>
 
 #include "common.hpp"
+#include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/policy.hpp"
 
 namespace gpuslice::core::research {
@@ -18,27 +23,40 @@ class GpuPackingPolicy final : public Policy {
   std::string_view name() const override { return "gpupacking"; }
   bool chooses_share_card() const override { return true; }
   bool score_reads_only_node_state() const override { return true; }
-  NodeScore score(const NodeView& node, const PodRequest&, const PodAllocation& allocation) override {
-    const int64_t cards = static_cast<int64_t>(node.device_count());
-    const bool node_idle = std::all_of(node.usage.begin(), node.usage.end(), card_idle);
-    double band;
-    if (node_idle) {
-      band = static_cast<double>(std::max<int64_t>(100 / 3 - cards, cards));
-    } else {
-      int64_t idle_taken = 0, free_pct_of_shared = 0;
-      for (const auto& charge : effective_charges(allocation)) {
-        const size_t d = static_cast<size_t>(charge.device);
-        if (card_idle(node.usage[d]))
-          ++idle_taken;
-        else
-          free_pct_of_shared += card_free_milli(node.device(d), node.usage[d]) * 100 / 1000;
-      }
-      band = idle_taken > 0 ? static_cast<double>(std::max<int64_t>(50 - idle_taken, 100 / 3))
-                            : static_cast<double>(std::max<int64_t>(100 - free_pct_of_shared / 10, 50));
+  NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
+    const double card_rank = -leftover_on_chosen_cards(node, allocation);
+    const ContainerRequest* want = pod.first_device_container();
+    if (!want) return {0, 0, card_rank};
+    const size_t cards = node.device_count();
+    if (cards > UsageAfter::kMaxCards) return {0, 0, card_rank};
+    std::array<int64_t, UsageAfter::kMaxCards> free{};
+    int64_t idle = 0;
+    for (size_t d = 0; d < cards; ++d)
+      if ((free[d] = card_free_milli(node.device(d), node.usage[d])) == 1000) ++idle;
+    if (idle == static_cast<int64_t>(cards)) {
+      const double s = static_cast<double>(std::max<int64_t>(100 / 3 - idle, idle));
+      return {s, s, card_rank};
     }
-    // Within a band, the card left with least free compute (best fit).
-    const double rank = band - leftover_on_chosen_cards(node, allocation) * 1e-6;
-    return {rank, band};
+    std::array<size_t, UsageAfter::kMaxCards> order{};
+    for (size_t d = 0; d < cards; ++d) order[d] = d;
+    std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(cards),
+                     [&](size_t a, size_t b) { return free[a] < free[b]; });
+    int remaining = want->count;
+    int64_t idle_taken = 0, free_pct_taken = 0;
+    for (size_t k = 0; k < cards && remaining > 0; ++k) {
+      const size_t d = order[k];
+      if (!card_admits(*node.node, d, pod, *want) || !card_has_room(node.device(d), node.usage[d], *want))
+        continue;
+      --remaining;
+      if (free[d] == 1000) ++idle_taken;
+      free_pct_taken += free[d] * 100 / 1000;
+    }
+    double s;
+    if (idle_taken > 0)
+      s = static_cast<double>(std::max<int64_t>(100 / 2 - idle_taken, 100 / 3));
+    else
+      s = static_cast<double>(std::max<int64_t>(100 - free_pct_taken / 10, 100 / 2));
+    return {s, s, card_rank};
   }
 };
 

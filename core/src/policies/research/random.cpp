@@ -1,9 +1,22 @@
-// Random: a fitting (node, card) pair uniformly at random, from the seed.
+// Random, as the study runs it: a feasible node uniformly at random
+// (pkg/simulator/plugin/random_score.go: PreScore draws one of the nodes
+// that passed the filter), then, for a sharing pod, a fitting card
+// uniformly (gpuSelMethod random). Each pod draws a fresh salt from the
+// seeded stream; a node's ticket and a card's ticket are hashes of it, so
+// the full scan and the scheduler's draw-and-fit path choose alike.
 #include "gpuslice/core/policy.hpp"
 
 namespace gpuslice::core::research {
 
 namespace {
+
+uint64_t splitmix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 class RandomPolicy final : public Policy {
  public:
@@ -12,19 +25,24 @@ class RandomPolicy final : public Policy {
   }
   std::string_view name() const override { return "random"; }
   bool chooses_share_card() const override { return true; }
-  NodeScore score(const NodeView&, const PodRequest&, const PodAllocation&) override {
-    const double r = static_cast<double>(next() >> 11) * 0x1.0p-53;
-    return {r, r};
+  bool draws_nodes_at_random() const override { return true; }
+  void begin_pod(const PodRequest&) override { salt_ = splitmix(state_ += 0x9e3779b97f4a7c15ULL); }
+  double node_draw(size_t node) const override {
+    return unit(splitmix(salt_ ^ (node * 0x9e3779b97f4a7c15ULL)));
+  }
+  NodeScore score(const NodeView& node, const PodRequest&, const PodAllocation& allocation) override {
+    const double ticket = node_draw(node.id);
+    double card = 0;
+    for (const auto& c : allocation.containers)
+      for (const auto& g : c)
+        card = unit(
+            splitmix(salt_ + 0x632be59bd9b4e019ULL * (node.id * 64 + static_cast<uint64_t>(g.device) + 1)));
+    return {ticket, ticket, card};
   }
 
  private:
-  uint64_t next() {  // splitmix64: small, fast, and the same on every platform
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
   uint64_t state_;
+  uint64_t salt_ = 0;
 };
 
 }  // namespace

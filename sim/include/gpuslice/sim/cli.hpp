@@ -1,6 +1,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 namespace gpuslice::sim {
-// Adds `simulate` to the gpuslice command line.
+// Adds `simulate` and `study` to the gpuslice command line.
 void register_cli(CLI::App& app);
+void register_study_cli(CLI::App& app);
 }  // namespace gpuslice::sim

@@ -33,19 +33,22 @@ class Metrics {
   void arrived(int64_t gpu_milli);
   void placed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation);
   void departed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation);
-  // Records the allocation curve point(s) reached by arrived demand so far.
+  // One record of the study's curves: call after each arrival (and once
+  // before the first).
   void observe_curve();
   void pending_time(double seconds) { pending_.push_back(seconds); }
   void refused(const std::string& reason) { ++refusals_[reason]; }
   void fragment_milli(double milli) { fragment_milli_ = milli; }
 
   TimelineRow row(double time, size_t running, size_t pending, size_t placed, size_t failed) const;
-  // Element i: allocation ratio (%) when arrived demand first reached i %; empty if never.
-  const std::array<std::optional<double>, kArrivedPoints>& alloc_by_arrived() const { return by_arrived_; }
-  // Element i: fragmentation (% of capacity) when arrived demand first reached i %.
-  const std::array<std::optional<double>, kArrivedPoints>& frag_by_arrived() const {
-    return frag_by_arrived_;
-  }
+  // Element i: the allocation ratio (%) at i % arrived, as the study's
+  // analysis reads it (experiments/analysis/merge_alloc_discrete.py): the
+  // mean, rounded to 2 decimals, of the records' ratios (each rounded to 2
+  // decimals) whose arrived share rounds (half to even) to i; when none
+  // does, of those that round to i - 1 or i + 1; empty when neither.
+  std::array<std::optional<double>, kArrivedPoints> alloc_by_arrived() const;
+  // The same for fragmentation (% of capacity; merge_frag_discrete.py).
+  std::array<std::optional<double>, kArrivedPoints> frag_by_arrived() const;
   double percentile_pending(double p) const;  // seconds, over placed pods
   double max_pending() const;
   const std::map<std::string, size_t>& refusals() const { return refusals_; }
@@ -60,9 +63,14 @@ class Metrics {
   double fragment_milli_ = 0;
   std::vector<int32_t> card_holders_;  // slices per card, flat over the fleet
   std::vector<uint32_t> first_card_;
-  std::array<std::optional<double>, kArrivedPoints> by_arrived_{};
-  std::array<std::optional<double>, kArrivedPoints> frag_by_arrived_{};
-  int next_point_ = 0;
+  // Per arrived bucket 0..kArrivedPoints (one past, for the neighbour rule):
+  // record count, sum of rounded allocation ratios, sum of fragment ratios.
+  struct Bucket {
+    size_t records = 0;
+    double alloc = 0, frag = 0;
+  };
+  std::array<Bucket, kArrivedPoints + 1> buckets_{};
+  std::array<std::optional<double>, kArrivedPoints> read_curve(double Bucket::*field, bool percent) const;
   mutable std::vector<double> pending_;
   mutable bool pending_sorted_ = false;
   std::map<std::string, size_t> refusals_;

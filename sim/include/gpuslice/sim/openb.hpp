@@ -1,9 +1,9 @@
 // Alibaba's openb trace (cluster-trace-gpu-v2023) and the FGD study's
 // workload model. openb gives one scalar per GPU (gpu_milli); HAMi requests
 // two. Our mapping (docs/simulator.md): a share of s milli on one card asks
-// gpucores = s/10 (rounded down, at least 1) and gpumem = s/1000 x the card
-// model's memory, as a percentage of the card (gpumem-percentage =
-// ceil(s/10)) so one request fits every allowed model; a whole-card pod asks
+// gpucores = s/10 (rounded down, at least 1) and the same percentage of the
+// card's memory (gpumem-percentage = gpucores) so one request fits every
+// allowed model and both dimensions bind alike; a whole-card pod asks
 // N cards with 100% memory and 100 cores. CPU and host memory are real.
 #pragma once
 
@@ -29,6 +29,23 @@ struct OpenbOptions {
 
 // Nodes from openb_node_list_*.csv text (CPU-only nodes included if present).
 core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, int32_t slots = 1000);
+// The study's workload from the trace's pods (the artifact's SortClusterPods
+// and TunePodsByNodeTotalResource, pkg/simulator/{core,simulator}.go): every
+// trace pod once, in an order shuffled by the seed, then draws with
+// replacement appended while the next draw keeps GPU demand within
+// tune x the fleet's GPUs (or, when the trace alone asks for more, pods
+// removed at random until it fits). Submitted one per time unit, never
+// departing. Throws InputError when no pod asks for a GPU.
+Workload study_workload(Workload trace, const core::Cluster& fleet, const OpenbOptions& options,
+                        const std::string& source);
+
+// The study's node order for a seed: the artifact prefixes node names with
+// one random permutation per seed ("%04d-", pkg/simulator/simulator.go) and
+// its scheduler gives equal scores to the name that sorts first, so ties go
+// to a random but fixed node. Here the fleet is listed in that order (ties
+// go to the node listed first); names are kept.
+core::Cluster study_node_order(const core::Cluster& fleet, uint64_t seed);
+
 // Pods from openb_pod_list_*.csv text, shaped by the study's model.
 Workload load_openb_pods(std::string_view csv, const std::string& source, const core::Cluster& fleet,
                          const OpenbOptions& options);

@@ -19,6 +19,9 @@ struct RunOptions {
   QueueDiscipline queue = QueueDiscipline::Fifo;
   size_t explain_limit = 20000;  // failures explained with every node's HAMi reason
   bool card_use = true;          // keep the per-card use log (card_use.csv)
+  // Keep per-pod names, allocations and refusal explanations (pods.csv,
+  // events); off for grids that read only the summary and curves.
+  bool records = true;
   // Called now and then with the fraction done; returning false stops the run.
   std::function<bool(double)> progress;
 };

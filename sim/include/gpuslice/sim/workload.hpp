@@ -21,6 +21,10 @@ struct PodSpec {
   // GPU demand in milli-GPUs (1000 = one whole card), the study's unit:
   // count x share of one card. Used for allocation ratios and arrived demand.
   int64_t gpu_milli = 0;
+  // A draw the study's tuning appended (a second copy of a trace row): left
+  // out when the typical pods are counted, which the study counts over the
+  // original trace.
+  bool resampled = false;
 };
 
 using Workload = std::vector<PodSpec>;

@@ -1,0 +1,45 @@
+// The FGD study's grid (traces x policies x seeds) on openb, run on all
+// cores: what `gpuslice study` and bench/sim run.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuslice::sim {
+
+struct StudyOptions {
+  std::vector<std::string> policies = {"random", "dotprod", "gpuclustering", "gpupacking", "bestfit", "fgd"};
+  std::vector<uint64_t> seeds = {42, 43, 44, 45, 46, 47, 48, 49, 50, 51};
+  double tune = 1.3;
+  unsigned jobs = 0;  // 0: one per core
+};
+
+struct StudyRun {
+  std::string trace, policy;  // trace: the pod CSV's file name
+  uint64_t seed = 0;
+  double alloc_130 = 0, unallocated_gpus_130 = 0, frag_130 = 0, wall_s = 0;
+  std::array<std::optional<double>, 131> alloc{}, frag{};  // by arrived %, as the study reads them
+};
+
+// Runs every (trace, policy, seed); results in that order. Throws
+// InputError on unreadable or malformed CSVs and unknown policies.
+std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<std::string>& pod_csvs,
+                                const StudyOptions& options);
+
+// The artifact's published results (analysis_allo_discrete.csv: workload,
+// sc_policy, tune, seed, total_gpus, 0..130): allocation at 130 % arrived
+// by (trace file stem, our policy name), one value per seed.
+std::map<std::pair<std::string, std::string>, std::vector<double>> load_published(const std::string& path);
+// The same file's mean curve (over its seeds) by (trace file stem, policy).
+std::map<std::pair<std::string, std::string>, std::array<std::optional<double>, 131>> load_published_curves(
+    const std::string& path);
+
+// "42-51" or "42,45,50-51".
+std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string& field);
+
+}  // namespace gpuslice::sim
