@@ -12,8 +12,11 @@
 #include <set>
 #include <sstream>
 
+#include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/openb.hpp"
 
 namespace gpuslice::plan {
 
@@ -111,12 +114,10 @@ void set_path(YAML::Node node, const std::vector<std::string>& segs, size_t i, c
   set_path(node[k], segs, i + 1, value, source, path);
 }
 
+// Through the guarded reader (runaway streams, duplicate keys), as every
+// front end reads YAML.
 YAML::Node load_yaml(const std::string& text, const std::string& source) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
-  }
+  return core::codec::load_yaml_document(text, source);
 }
 
 bool is_openb(const ScenarioSource& s) { return !s.openb_nodes.empty() || !s.openb_pods.empty(); }
@@ -147,8 +148,8 @@ sim::Scenario load(const RunSpec& spec) {
     if (s.openb_nodes.empty() || s.openb_pods.empty())
       throw InputError("arguments", 0, s.openb_nodes.empty() ? "openb_nodes" : "openb_pods",
                        "an openb replay needs both openb_nodes and openb_pods");
-    if (!(s.tune > 0) || !std::isfinite(s.tune))
-      throw InputError("arguments", 0, "tune", "must be a positive number");
+    if (std::string problem = sim::tune_problem(s.tune); !problem.empty())
+      throw InputError("arguments", 0, "tune", problem);
     if (!s.overrides.is_null() && !s.overrides.empty())
       throw InputError("arguments", 0, "overrides", "overrides apply to scenario files, not openb replays");
     sim::OpenbOptions o;
@@ -163,8 +164,8 @@ sim::Scenario load(const RunSpec& spec) {
   const ResolvedText t = resolve_text(s);
   json overrides = s.overrides.is_null() ? json::object() : s.overrides;
   if (s.scenario_tune) {
-    if (!(*s.scenario_tune > 0) || !std::isfinite(*s.scenario_tune))
-      throw InputError("arguments", 0, "tune", "must be a positive number");
+    if (std::string problem = sim::tune_problem(*s.scenario_tune); !problem.empty())
+      throw InputError("arguments", 0, "tune", problem);
     const YAML::Node root = load_yaml(t.text, t.source);
     if (!root.IsMap() || !root["openb_pods"] || !root["openb_pods"].IsMap())
       throw InputError(t.source, 0, "tune", "tune applies to openb replays (openb_pods: {file: ...})");
@@ -176,11 +177,11 @@ sim::Scenario load(const RunSpec& spec) {
 sim::RunOptions options_for(const sim::Scenario& scenario, const RunSpec& spec) {
   sim::RunOptions options;
   options.policy = spec.policy && !spec.policy->empty() ? *spec.policy : scenario.policy;
-  const auto names = core::policy_names();
-  if (std::find(names.begin(), names.end(), options.policy) == names.end())
-    throw InputError("arguments", 0, "policy",
-                     fmt::format("unknown policy '{}' (known: {})", options.policy, fmt::join(names, ", ")));
-  options.gpu_policy = spec.gpu_policy && !spec.gpu_policy->empty() ? *spec.gpu_policy : scenario.gpu_policy;
+  if (std::string problem = core::policy_name_problem(options.policy); !problem.empty())
+    throw InputError("arguments", 0, "policy", problem);
+  options.gpu_policy = spec.gpu_policy ? *spec.gpu_policy : scenario.gpu_policy;
+  if (std::string problem = core::gpu_policy_problem(options.gpu_policy); !problem.empty())
+    throw InputError("arguments", 0, "gpu_policy", problem);
   options.seed = spec.seed.value_or(scenario.seed);
   options.queue = scenario.queue;
   if (spec.queue && !spec.queue->empty()) {
@@ -226,7 +227,8 @@ Target parse_target(std::string_view text) {
     const std::string v = s.substr(pos + std::string_view(op).size());
     double value = 0;
     const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
-    if (t.metric.empty() || v.empty() || ec != std::errc() || p != v.data() + v.size())
+    if (t.metric.empty() || v.empty() || ec != std::errc() || p != v.data() + v.size() ||
+        !std::isfinite(value))
       throw InputError("arguments", 0, "target",
                        fmt::format("'{}': write METRIC<=VALUE, e.g. p95_pending_s<=60", text));
     t.value = value;

@@ -57,7 +57,7 @@ AllocationText decode_allocation_text(std::string_view text) {
         continue;
       }
       auto f = split(entry, ',');
-      if (f.size() < 4)
+      if (f.size() != 4)
         throw CodecError(fmt::format("device entry '{}' has {} fields, want 4", entry, f.size()));
       if (f[0].empty()) throw CodecError(fmt::format("device entry '{}' has an empty UUID", entry));
       grants.push_back({std::string(f[0]), std::string(f[1]), parse_int<int32_t>(f[2], "memory"),

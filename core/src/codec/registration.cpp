@@ -60,7 +60,15 @@ std::string json_string(const json& obj, const char* key) {
   return it->get<std::string>();
 }
 
+// HAMi's encoder omits zero values (an unhealthy card has no "health"), but
+// never a card's id or type: an entry without them (or with them empty) is
+// not a card.
 void validate(const Device& d) {
+  if (d.uuid.empty()) throw CodecError("a device needs a non-empty id");
+  if (d.uuid.find_first_of(",:;") != std::string::npos)
+    throw CodecError(
+        fmt::format("device id '{}' holds ',', ':' or ';' (HAMi's annotation separators)", d.uuid));
+  if (d.type.empty()) throw CodecError(fmt::format("device '{}' needs a non-empty type", d.uuid));
   if (d.slots < 0) throw CodecError(fmt::format("device '{}': count must not be negative", d.uuid));
   if (d.memory_mib < 0) throw CodecError(fmt::format("device '{}': devmem must not be negative", d.uuid));
   if (d.cores < 0) throw CodecError(fmt::format("device '{}': devcore must not be negative", d.uuid));
@@ -125,6 +133,7 @@ std::vector<Device> decode_legacy(std::string_view text) {
     validate(d);
     out.push_back(std::move(d));
   }
+  if (out.empty()) throw CodecError(fmt::format("registration '{}' lists no device", text));
   return out;
 }
 

@@ -31,12 +31,17 @@ struct PlaceOutcome {
   PodRequest pod;
   Decision decision;
   std::string allocation_annotation;  // hami.io/vgpu-devices-allocated, empty when not placed
+  // What was read but not counted, as HAMi would skip it (pods on nodes not
+  // given, cards no longer registered); the CLI prints them to stderr.
+  std::vector<std::string> warnings;
+  // Why no node fits, in numbers: "needs 45000 MiB, the best card has 33140 free".
+  std::string shortfall;
 };
 
 // Throws InputError for bad input (file, line, field).
 PlaceOutcome place(const PlaceRequest& request);
 
-// {node, score, allocation, failed_nodes, events}
+// {node, score, allocation, failed_nodes, events, warnings, shortfall}
 nlohmann::ordered_json to_json(const PlaceOutcome& outcome);
 std::string to_text(const PlaceOutcome& outcome);
 
