@@ -177,14 +177,14 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
       fg.node.cpu_milli = r.value<int64_t>(t, "cpu_milli", f + ".template.cpu_milli", 0);
       fg.node.memory_mib = r.value<int64_t>(t, "memory_mib", f + ".template.memory_mib", 0);
       const int64_t count = r.value<int64_t>(g, "count", f + ".count", 1);
-      if (count < 0 || count > 10'000'000) r.fail(g, f + ".count", "must be between 0 and 10000000");
+      if (count < 0 || count > 10'000'000)
+        r.fail(r.get(g, "count"), f + ".count", "must be between 0 and 10000000");
       fg.count = static_cast<int>(count);
       if (fg.node.cards < 0 || fg.node.cards > 64)
         r.fail(t, f + ".template.cards", "must be between 0 and 64");
       if (fg.node.card_memory_mib <= 0) r.fail(t, f + ".template.card_memory_mib", "must be positive");
       if (fg.node.slots <= 0) r.fail(t, f + ".template.slots", "must be positive");
       if (fg.node.cores <= 0) r.fail(t, f + ".template.cores", "must be positive");
-      if (fg.count < 0 || fg.count > 10'000'000) r.fail(g, f + ".count", "must be between 0 and 10000000");
       groups.push_back(fg);
     }
     s.fleet = build_fleet(groups);

@@ -83,3 +83,21 @@ TEST_CASE("invalid --gpu-policy values are refused, not run as spread", "[place]
     CHECK_THROWS_AS(place(req), InputError);
   }
 }
+
+TEST_CASE("place numbers cards by position when the registration gives no index", "[place][input]") {
+  PlaceRequest req;
+  req.nodes = {R"(kind: Node
+metadata:
+  name: two-cards
+  annotations:
+    hami.io/node-nvidia-register: '[{"id":"GPU-a","count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true},{"id":"GPU-b","count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true}]'
+)",
+               "nodes.yaml"};
+  req.pod = {
+      "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: app\n    resources:\n"
+      "      limits: {nvidia.com/gpu: 2, nvidia.com/gpumem: 1000}\n",
+      "pod.yaml"};
+  const std::string text = to_text(place(req));
+  CHECK_THAT(text, Contains("card 0 GPU-a"));
+  CHECK_THAT(text, Contains("card 1 GPU-b"));  // was "card 0" for both
+}
