@@ -99,7 +99,8 @@ void register_validate_command(CLI::App& app) {
     size_t bad = 0;
     for (const auto& f : *files) {
       try {
-        std::cout << f << ": ok (" << check_file(f) << ")\n";
+        const std::string what = check_file(f);  // before printing: it may throw
+        std::cout << f << ": ok (" << what << ")\n";
       } catch (const core::InputError& e) {
         ++bad;
         std::cerr << e.what() << "\n";

@@ -26,6 +26,8 @@ std::string read_text(const std::string& path, const std::string& from, int line
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(from, line, field, fmt::format("'{}' is a folder; give a file", path));
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(from, line, field, fmt::format("'{}' is not a regular file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(from, line, field, fmt::format("cannot open '{}'", path));
   std::ostringstream ss;
@@ -156,6 +158,8 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
   if (!fleet) r.fail(fleet, "fleet", "is required");
   if (fleet.IsSequence()) {
     std::vector<FleetGroup> groups;
+    constexpr int64_t kMaxFleetUnits = 2'000'000;  // ~600 MB; the largest benchmark uses 300,000
+    int64_t total_units = 0;
     for (size_t i = 0; i < fleet.size(); ++i) {
       const std::string f = fmt::format("fleet[{}]", i);
       const YAML::Node g = fleet[i];
@@ -186,6 +190,11 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
       if (fg.node.slots <= 0) r.fail(t, f + ".template.slots", "must be positive");
       if (fg.node.cores <= 0) r.fail(t, f + ".template.cores", "must be positive");
       groups.push_back(fg);
+      // Bounded memory: the whole fleet is built at once.
+      total_units += static_cast<int64_t>(fg.count) * (1 + fg.node.cards);
+      if (total_units > kMaxFleetUnits)
+        r.fail(r.get(g, "count"), f + ".count",
+               fmt::format("the fleet would hold more than {} nodes and cards together", kMaxFleetUnits));
     }
     s.fleet = build_fleet(groups);
     return;

@@ -85,6 +85,8 @@ expect version 0 "^gpuslice [0-9]+\.[0-9]+\.[0-9]+" -- $T "$BIN" --version
 expect validate-good 0 "kubectl-cluster.json: ok \(manifests, 2 nodes, 5 pods\)" -- \
   $T "$BIN" validate "$D/kubectl-cluster.yaml" "$D/kubectl-cluster.json" "$S/lab-t4-slices.yaml" \
   "$S/data/openb/openb_node_list_gpu_node.csv" "$S/data/openb/openb_pod_list_default.csv"
+checks=$((checks + 1))
+if "$BIN" validate "$D/typo-pod.yaml" 2>/dev/null | grep -q typo-pod; then echo "FAIL validate printed ok for a bad file"; fail=$((fail + 1)); fi
 for want in "typo-pod.yaml:10: " "t4-node.yaml: ok" "duplicate-key.yaml:3: "; do
   expect "validate-every-error-$want" 2 "$want" -- \
     $T "$BIN" validate "$D/typo-pod.yaml" "$EX/t4-node.yaml" "$D/duplicate-key.yaml"
