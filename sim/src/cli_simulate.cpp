@@ -92,12 +92,11 @@ void register_cli(CLI::App& app) {
     options.gpu_policy = scenario.gpu_policy;
     options.seed = a->seed_given ? a->seed : scenario.seed;
     options.queue = scenario.queue;
-    if (a->queue == "fifo")
-      options.queue = QueueDiscipline::Fifo;
-    else if (a->queue == "skip-ahead")
-      options.queue = QueueDiscipline::SkipAhead;
-    else if (!a->queue.empty())
-      throw core::InputError("command line", 0, "--queue", "use fifo or skip-ahead");
+    if (!a->queue.empty()) {
+      auto q = parse_queue(a->queue);
+      if (!q) throw core::InputError("command line", 0, "--queue", "use fifo or skip-ahead");
+      options.queue = *q;
+    }
     options.card_use = !a->no_card_use;
     options.progress = progress_bar();
     RunResult result = simulate(scenario, options);

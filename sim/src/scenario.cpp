@@ -22,6 +22,10 @@ namespace {
 
 using core::InputError;
 
+// Bounded memory: a template fleet is built whole (about 300 bytes a unit);
+// the largest benchmark fleet has 300,000 nodes and cards.
+constexpr int64_t kMaxFleetUnits = 2'000'000;
+
 std::string read_text(const std::string& path, const std::string& from, int line, const std::string& field) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
@@ -158,7 +162,6 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
   if (!fleet) r.fail(fleet, "fleet", "is required");
   if (fleet.IsSequence()) {
     std::vector<FleetGroup> groups;
-    constexpr int64_t kMaxFleetUnits = 2'000'000;  // ~600 MB; the largest benchmark uses 300,000
     int64_t total_units = 0;
     for (size_t i = 0; i < fleet.size(); ++i) {
       const std::string f = fmt::format("fleet[{}]", i);
@@ -197,6 +200,7 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
                fmt::format("the fleet would hold more than {} nodes and cards together", kMaxFleetUnits));
     }
     s.fleet = build_fleet(groups);
+    s.fleet_groups = std::move(groups);
     return;
   }
   r.only_keys(fleet, {"manifests", "openb"}, "fleet");
@@ -242,10 +246,8 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
     r.fail(r.get(root, "gpu_policy"), "gpu_policy", problem);
   s.seed = r.value<uint64_t>(root, "seed", "seed", 42);
   const std::string queue = r.value<std::string>(root, "queue", "queue", "fifo");
-  if (queue == "fifo")
-    s.queue = QueueDiscipline::Fifo;
-  else if (queue == "skip-ahead")
-    s.queue = QueueDiscipline::SkipAhead;
+  if (auto q = parse_queue(queue))
+    s.queue = *q;
   else
     r.fail(r.get(root, "queue"), "queue", fmt::format("'{}': use fifo or skip-ahead", queue));
   read_fleet(r, r.get(root, "fleet"), base_dir, s);
@@ -334,6 +336,26 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   if (sources != 1) r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
   if (s.fleet.size() == 0) r.fail(root, "fleet", "the fleet has no nodes");
   return s;
+}
+
+std::optional<QueueDiscipline> parse_queue(std::string_view text) {
+  if (text == "fifo") return QueueDiscipline::Fifo;
+  if (text == "skip-ahead") return QueueDiscipline::SkipAhead;
+  return std::nullopt;
+}
+
+void set_fleet_counts(Scenario& s, const std::vector<size_t>& which, const std::vector<int>& counts) {
+  int64_t units = 0;
+  for (size_t k = 0; k < which.size(); ++k) s.fleet_groups.at(which[k]).count = counts.at(k);
+  for (const auto& g : s.fleet_groups) {
+    if (g.count < 0) throw InputError("arguments", 0, "count", "must not be negative");
+    units += static_cast<int64_t>(g.count) * (1 + g.node.cards);
+  }
+  if (units > kMaxFleetUnits)
+    throw InputError(
+        "arguments", 0, "count",
+        fmt::format("the fleet would hold more than {} nodes and cards together", kMaxFleetUnits));
+  s.fleet = build_fleet(s.fleet_groups);
 }
 
 Scenario load_scenario(const std::string& path) {

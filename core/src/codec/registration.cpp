@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "fields.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::core::codec {
@@ -14,26 +14,8 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t pos = 0;
-  while (true) {
-    size_t next = s.find(sep, pos);
-    out.push_back(s.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
-    if (next == std::string_view::npos) break;
-    pos = next + 1;
-  }
-  return out;
-}
-
-template <typename T>
-T parse_int(std::string_view text, std::string_view field) {
-  T value{};
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
-    throw CodecError(fmt::format("invalid {} field '{}': not an integer in range", field, text));
-  return value;
-}
+using fields::parse_int;
+using fields::split;
 
 // Go strconv.ParseBool.
 bool parse_go_bool(std::string_view t) {
