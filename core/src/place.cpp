@@ -89,39 +89,6 @@ void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::Req
   }
 }
 
-// The closest any card comes to the pod's first GPU container, in numbers.
-std::string shortfall(const Cluster& cluster, const PodRequest& pod) {
-  for (size_t c = 0; c < pod.container_count(); ++c) {
-    const ContainerRequest& req = pod.container_at(c);
-    if (!req.wants_devices()) continue;
-    int64_t best_free = -1, needed_at_best = 0;
-    int32_t best_cores = 0;
-    std::string where;
-    for (size_t id = 0; id < cluster.size(); ++id) {
-      const NodeView view = cluster.view(id);
-      for (size_t i = 0; i < view.device_count(); ++i) {
-        const Device& d = view.device(i);
-        if (!d.healthy || d.vendor != req.vendor) continue;
-        const int64_t free = d.memory_mib - view.usage[i].memory_mib;
-        const int64_t needed = req.memory_on(d.memory_mib);
-        if (free - needed > best_free - needed_at_best || best_free < 0) {
-          best_free = free;
-          needed_at_best = needed;
-          best_cores = d.cores - view.usage[i].cores;
-          where = fmt::format("{} on node {}", d.uuid, cluster.node(id).name);
-        }
-      }
-    }
-    if (best_free < 0)
-      return fmt::format("needs a {} card; no healthy card of that vendor is registered", req.vendor);
-    return fmt::format(
-        "needs {} MiB and {}% cores per card ({} card{}); the best card ({}) has {} MiB and {}% "
-        "cores free",
-        needed_at_best, req.cores, req.count, req.count == 1 ? "" : "s", where, best_free, best_cores);
-  }
-  return {};
-}
-
 }  // namespace
 
 PlaceOutcome place(const PlaceRequest& request) {
@@ -161,6 +128,38 @@ PlaceOutcome place(const PlaceRequest& request) {
   else
     out.shortfall = shortfall(out.cluster, out.pod);
   return out;
+}
+
+std::string shortfall(const Cluster& cluster, const PodRequest& pod) {
+  for (size_t c = 0; c < pod.container_count(); ++c) {
+    const ContainerRequest& req = pod.container_at(c);
+    if (!req.wants_devices()) continue;
+    int64_t best_free = -1, needed_at_best = 0;
+    int32_t best_cores = 0;
+    std::string where;
+    for (size_t id = 0; id < cluster.size(); ++id) {
+      const NodeView view = cluster.view(id);
+      for (size_t i = 0; i < view.device_count(); ++i) {
+        const Device& d = view.device(i);
+        if (!d.healthy || d.vendor != req.vendor) continue;
+        const int64_t free = d.memory_mib - view.usage[i].memory_mib;
+        const int64_t needed = req.memory_on(d.memory_mib);
+        if (free - needed > best_free - needed_at_best || best_free < 0) {
+          best_free = free;
+          needed_at_best = needed;
+          best_cores = d.cores - view.usage[i].cores;
+          where = fmt::format("{} on node {}", d.uuid, cluster.node(id).name);
+        }
+      }
+    }
+    if (best_free < 0)
+      return fmt::format("needs a {} card; no healthy card of that vendor is registered", req.vendor);
+    return fmt::format(
+        "needs {} MiB and {}% cores per card ({} card{}); the best card ({}) has {} MiB and {}% "
+        "cores free",
+        needed_at_best, req.cores, req.count, req.count == 1 ? "" : "s", where, best_free, best_cores);
+  }
+  return {};
 }
 
 nlohmann::ordered_json to_json(const PlaceOutcome& o) {

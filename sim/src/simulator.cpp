@@ -11,6 +11,7 @@
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/fragmentation.hpp"
+#include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/sim/engine.hpp"
@@ -234,6 +235,7 @@ class Run {
         // It fits no node even with the fleet empty: queueing it would block
         // a FIFO queue forever. Refused, with HAMi's reason for it.
         if (must_queue) try_place(id, true);  // cannot place; records why
+        event(id, {"Warning", "NeverFits", core::shortfall(*empty_fleet_, workload_[id].request)});
         refuse(id);
       } else {
         pending_.push_back(id);

@@ -146,6 +146,13 @@ TEST_CASE("FIFO refuses a pod no card could ever hold instead of queueing it", "
   }
   CHECK(r.summary["pending_at_end"] == 0);
   CHECK(r.summary["refused"] == 1);
+  // The refusal says it in numbers.
+  bool said = false;
+  for (const auto& e : r.events)
+    if (e.pod == "huge" && e.reason == "NeverFits")
+      said = e.message.find("needs 45000 MiB") != std::string::npos &&
+             e.message.find("has 16000 MiB and 100% cores free") != std::string::npos;
+  CHECK(said);
 }
 
 TEST_CASE("pods still waiting at the end count in the pending figures and have a reason", "[sim][input]") {

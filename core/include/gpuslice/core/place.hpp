@@ -41,6 +41,11 @@ struct PlaceOutcome {
 // Throws InputError for bad input (file, line, field).
 PlaceOutcome place(const PlaceRequest& request);
 
+// How close the best card comes to the pod's first GPU container, in numbers:
+// "needs 45000 MiB and 0% cores per card (1 card); the best card (GPU-x on
+// node n) has 15360 MiB and 100% cores free". Empty when the pod asks no GPU.
+std::string shortfall(const Cluster& cluster, const PodRequest& pod);
+
 // {node, score, allocation, failed_nodes, events, warnings, shortfall}
 nlohmann::ordered_json to_json(const PlaceOutcome& outcome);
 std::string to_text(const PlaceOutcome& outcome);
