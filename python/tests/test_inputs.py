@@ -89,3 +89,14 @@ def test_place_kubectl_dump(root):
     out = gpuslice.place(dump, root / "tests/cli/data/kubectl-pod-9000.yaml", existing=dump)
     assert out["node"] == "gpu-t4-1"
     assert any("retired-card" in w for w in out["warnings"])
+
+
+def test_sweep_script_without_main_guard_says_why(root, tmp_path):
+    script = tmp_path / "noguard.py"
+    script.write_text(
+        "import gpuslice\n"
+        "gpuslice.sweep(scenario='scenarios/lab-t4-slices.yaml', seeds=[1, 2], processes=2)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "__main__" in done.stderr and "BrokenProcessPool" in done.stderr  # ours, chained to the pool's
