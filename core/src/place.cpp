@@ -75,7 +75,7 @@ void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::Req
     for (auto& container : text) {
       std::erase_if(container, [&](const codec::GrantText& g) {
         for (const auto& d : node.devices)
-          if (d.uuid == g.uuid) return false;
+          if (d.uuid == codec::card_of(g.uuid)) return false;
         out.warnings.push_back(fmt::format(
             "{}:{}: pod '{}' holds card '{}', which is not registered on node "
             "'{}': not counted",

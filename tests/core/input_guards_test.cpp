@@ -155,3 +155,16 @@ TEST_CASE("a pod's status.phase is read, and Succeeded/Failed are terminated", "
   CHECK_FALSE(phase_of("Running").terminated());
   CHECK_FALSE(phase_of("Pending").terminated());
 }
+
+TEST_CASE("a MIG grant counts on its card, as HAMi strips the [instance] suffix",
+          "[codec][allocation][input]") {
+  Node node;
+  node.name = "n";
+  Device d;
+  d.uuid = "GPU-a";
+  node.devices.push_back(d);
+  const auto alloc =
+      codec::resolve_allocation(codec::decode_allocation_text("GPU-a[1g.10gb-0],NVIDIA,100,0:;"), node, 0);
+  REQUIRE(alloc.containers.at(0).size() == 1);
+  CHECK(alloc.containers[0][0].device == 0);
+}

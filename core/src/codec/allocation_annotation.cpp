@@ -63,7 +63,7 @@ PodAllocation resolve_allocation(const AllocationText& text, const Node& node, s
     for (const auto& g : container) {
       int pos = -1;
       for (size_t i = 0; i < node.devices.size(); ++i)
-        if (node.devices[i].uuid == g.uuid) pos = static_cast<int>(i);
+        if (node.devices[i].uuid == card_of(g.uuid)) pos = static_cast<int>(i);
       if (pos < 0)
         throw CodecError(fmt::format("card '{}' is not registered on node '{}'", g.uuid, node.name));
       grants.push_back({pos, g.memory_mib, g.cores});
