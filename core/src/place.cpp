@@ -46,14 +46,18 @@ void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::Req
         throw InputError(input.source, doc.line, "metadata.name",
                          fmt::format("pod '{}' is listed twice (first at line {})", name, it->second));
     }
+    if (doc.terminated()) continue;
     if (doc.assigned_node.empty()) {
       if (!doc.allocated.empty())
-        out.warnings.push_back(fmt::format("{}:{}: pod '{}' has {} but no {}: not counted, as HAMi does",
+        out.warnings.push_back(fmt::format("{}:{}: pod '{}' has {} but no {}: no GPU counted, as HAMi does",
                                            input.source, doc.line, name, codec::kAllocatedAnnotation,
                                            codec::kAssignedNodeAnnotation));
+      // Not HAMi's, but bound to a node: kube-scheduler counts its CPU and
+      // memory there, and so does the core's host check.
+      if (auto bound = doc.node_name.empty() ? std::nullopt : cluster.find(doc.node_name))
+        cluster.charge(*bound, PodAllocation{}, doc.request.host);
       continue;
     }
-    if (doc.terminated()) continue;
     if (!out.pod.uid.empty() && doc.request.uid == out.pod.uid) continue;  // Filter's delPod, by UID
     auto id = cluster.find(doc.assigned_node);
     if (!id) {

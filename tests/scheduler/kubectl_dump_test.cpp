@@ -41,6 +41,10 @@ TEST_CASE("a kubectl dump works as both --nodes and --existing", "[place][kubect
     CHECK(use[0].memory_mib == 4000);
     CHECK(use[0].slots == 1);
     CHECK(use[0].cores == 30);
+    // coredns is not HAMi's, but kube-scheduler counts its requests on control-1.
+    const auto& control = out.cluster.host_used(*out.cluster.find("control-1"));
+    CHECK(control.cpu_milli == 100);
+    CHECK(control.memory_mib == 70);
     REQUIRE(out.warnings.size() == 1);
     CHECK_THAT(out.warnings[0], Contains("GPU-0a1b2c3d-retired-card"));
     CHECK_THAT(out.warnings[0], Contains("lab/old-notebook-carol"));

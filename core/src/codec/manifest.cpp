@@ -340,6 +340,7 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
   }
   YAML::Node spec = doc.map_at(obj, "spec", "spec");
   if (!spec) doc.fail(obj, "spec", "a Pod needs a spec");
+  if (YAML::Node bound = get(spec, "nodeName")) pd.node_name = doc.scalar(bound, "spec.nodeName");
   HostResources init_peak, app_sum;
   auto read_list = [&](const char* key, std::vector<ContainerRequest>& out, bool init) {
     YAML::Node list = get(spec, key);

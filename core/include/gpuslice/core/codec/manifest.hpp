@@ -30,7 +30,8 @@ struct PodDocument {
   std::string assigned_node;  // hami.io/vgpu-node (placed pods)
   std::string allocated;      // hami.io/vgpu-devices-allocated (placed pods)
   int allocated_line = 0;
-  std::string phase;  // status.phase ("" when absent)
+  std::string phase;      // status.phase ("" when absent)
+  std::string node_name;  // spec.nodeName: where Kubernetes bound it (any pod)
   // HAMi drops Succeeded and Failed pods (k8sutil.IsPodInTerminatedState):
   // what they held is free again.
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
