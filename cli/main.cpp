@@ -4,6 +4,7 @@
 
 #include "gpuslice/core/errors.hpp"
 #include "place_command.hpp"
+#include "validate_command.hpp"
 #ifdef GPUSLICE_WITH_SIM
 #include "gpuslice/sim/cli.hpp"
 #endif
@@ -17,7 +18,9 @@
 int main(int argc, char** argv) {
   CLI::App app{"gpuslice: share GPUs by slices (placement, simulation, enforcement)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("gpuslice ") + GPUSLICE_VERSION);
   gpuslice::cli::register_place_command(app);
+  gpuslice::cli::register_validate_command(app);
 #ifdef GPUSLICE_WITH_SIM
   gpuslice::sim::register_cli(app);
 #endif

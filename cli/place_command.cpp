@@ -38,6 +38,7 @@ void register_place_command(CLI::App& app) {
     if (!args->node_policy.empty()) req.node_policy = args->node_policy;
     if (!args->gpu_policy.empty()) req.gpu_policy = args->gpu_policy;
     auto outcome = core::place(req);
+    for (const auto& w : outcome.warnings) std::cerr << "warning: " << w << "\n";
     if (args->json)
       std::cout << core::to_json(outcome).dump(2, ' ', false,
                                                nlohmann::ordered_json::error_handler_t::replace)

@@ -1,6 +1,9 @@
 #include "gpuslice/core/gpu_policy.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace gpuslice::core {
 
@@ -10,7 +13,35 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
+constexpr std::string_view kGpuPolicyNames[] = {"binpack", "spread", "topology-aware", "mutex", "numa"};
 }  // namespace
+
+std::string gpu_policy_problem(std::string_view text) {
+  size_t tokens = 0, pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = text.find(',', pos);
+    const std::string_view token =
+        trim(text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos));
+    if (!token.empty()) {
+      ++tokens;
+      if (std::find(std::begin(kGpuPolicyNames), std::end(kGpuPolicyNames), token) ==
+          std::end(kGpuPolicyNames))
+        return fmt::format(
+            "unknown GPU policy '{}' in '{}' (binpack, spread, topology-aware, mutex, numa or a "
+            "comma chain of them)",
+            token, text);
+    }
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  if (tokens == 0)
+    return fmt::format("empty GPU policy '{}' (binpack, spread, topology-aware, mutex, numa)", text);
+  return {};
+}
+
+void check_gpu_policy(std::string_view text) {
+  if (std::string problem = gpu_policy_problem(text); !problem.empty()) throw std::invalid_argument(problem);
+}
 
 GpuPolicy GpuPolicy::parse(std::string_view text) {
   GpuPolicy p;

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policies/hami.hpp"
 
 namespace gpuslice::core {
@@ -12,32 +15,80 @@ namespace {
 
 void check_policy_flag(const std::optional<std::string>& value, const char* flag, bool node) {
   if (!value) return;
-  GpuPolicy parsed = GpuPolicy::parse(*value);
-  const bool ok = node ? (*value == "binpack" || *value == "spread")
-                       : (*value == "binpack" || *value == "spread" || *value == "topology-aware" ||
-                          *value == "mutex" || *value == "numa" || parsed.chain);
-  if (!ok) throw InputError("command line", 0, flag, fmt::format("unknown policy '{}'", *value));
+  if (node) {
+    if (*value != "binpack" && *value != "spread")
+      throw InputError("command line", 0, flag,
+                       fmt::format("unknown node policy '{}' (binpack, spread)", *value));
+    return;
+  }
+  if (std::string problem = gpu_policy_problem(*value); !problem.empty())
+    throw InputError("command line", 0, flag, problem);
 }
 
-void charge_existing(Cluster& cluster, const TextInput& input, const codec::RequestDefaults& defaults) {
+std::string pod_key(const PodRequest& p) { return p.ns + "/" + p.name; }
+
+// Already placed pods, read as HAMi's scheduler reads its pod cache
+// (pkg/scheduler/scheduler.go onAddPod and getNodesUsage): a pod without
+// hami.io/vgpu-node is not HAMi's and is skipped; a Succeeded or Failed pod
+// holds nothing; a pod on a node HAMi does not know, or a grant on a card no
+// longer registered, counts nothing (we say so on stderr). The pod being
+// placed is dropped from the cache first (same UID), as Filter's delPod does.
+void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::RequestDefaults& defaults) {
+  Cluster& cluster = out.cluster;
+  std::map<std::string, int> seen;  // namespace/name or uid -> line
   for (const auto& doc : codec::parse_pods(input.text, input.source, defaults)) {
-    const auto where = [&](const char* field, const std::string& what, int line) {
-      return InputError(input.source, line ? line : doc.line, field,
-                        fmt::format("pod '{}': {}", doc.request.name, what));
-    };
-    if (doc.assigned_node.empty())
-      throw where("metadata.annotations.hami.io/vgpu-node", "a placed pod needs its node", 0);
-    auto id = cluster.find(doc.assigned_node);
-    if (!id)
-      throw where("metadata.annotations.hami.io/vgpu-node",
-                  fmt::format("unknown node '{}'", doc.assigned_node), 0);
-    PodAllocation allocation;
-    try {
-      auto text = codec::decode_allocation_text(doc.allocated);
-      allocation = codec::resolve_allocation(text, cluster.node(*id), doc.request.init_containers.size());
-    } catch (const CodecError& e) {
-      throw where("metadata.annotations.hami.io/vgpu-devices-allocated", e.what(), doc.allocated_line);
+    const std::string name = pod_key(doc.request);
+    for (const std::string& key :
+         {name, doc.request.uid.empty() ? std::string() : "uid:" + doc.request.uid}) {
+      if (key.empty()) continue;
+      auto [it, fresh] = seen.emplace(key, doc.line);
+      if (!fresh)
+        throw InputError(input.source, doc.line, "metadata.name",
+                         fmt::format("pod '{}' is listed twice (first at line {})", name, it->second));
     }
+    if (doc.terminated()) continue;
+    if (doc.assigned_node.empty()) {
+      if (!doc.allocated.empty())
+        out.warnings.push_back(fmt::format("{}:{}: pod '{}' has {} but no {}: no GPU counted, as HAMi does",
+                                           input.source, doc.line, name, codec::kAllocatedAnnotation,
+                                           codec::kAssignedNodeAnnotation));
+      // Not HAMi's, but bound to a node: kube-scheduler counts its CPU and
+      // memory there, and so does the core's host check.
+      if (auto bound = doc.node_name.empty() ? std::nullopt : cluster.find(doc.node_name))
+        cluster.charge(*bound, PodAllocation{}, doc.request.host);
+      continue;
+    }
+    if (!out.pod.uid.empty() && doc.request.uid == out.pod.uid) continue;  // Filter's delPod, by UID
+    auto id = cluster.find(doc.assigned_node);
+    if (!id) {
+      out.warnings.push_back(
+          fmt::format("{}:{}: pod '{}' runs on node '{}', which is not in the node list: "
+                      "not counted",
+                      input.source, doc.line, name, doc.assigned_node));
+      continue;
+    }
+    codec::AllocationText text;
+    try {
+      text = codec::decode_allocation_text(doc.allocated);
+    } catch (const CodecError& e) {
+      throw InputError(input.source, doc.allocated_line ? doc.allocated_line : doc.line,
+                       "metadata.annotations.hami.io/vgpu-devices-allocated",
+                       fmt::format("pod '{}': {}", name, e.what()));
+    }
+    const Node& node = cluster.node(*id);
+    for (auto& container : text) {
+      std::erase_if(container, [&](const codec::GrantText& g) {
+        for (const auto& d : node.devices)
+          if (d.uuid == codec::card_of(g.uuid)) return false;
+        out.warnings.push_back(fmt::format(
+            "{}:{}: pod '{}' holds card '{}', which is not registered on node "
+            "'{}': not counted",
+            input.source, doc.allocated_line ? doc.allocated_line : doc.line, name, g.uuid, node.name));
+        return true;
+      });
+    }
+    const PodAllocation allocation =
+        codec::resolve_allocation(text, node, doc.request.init_containers.size());
     cluster.charge(*id, allocation, doc.request.host);
   }
 }
@@ -56,13 +107,12 @@ PlaceOutcome place(const PlaceRequest& request) {
                        fmt::format("duplicate node '{}'", n.node.name));
     out.cluster.add_node(std::move(n.node));
   }
-  if (request.existing) charge_existing(out.cluster, *request.existing, request.defaults);
-
   auto pods = codec::parse_pods(request.pod.text, request.pod.source, request.defaults);
   if (pods.size() != 1)
     throw InputError(request.pod.source, pods.empty() ? 0 : pods[1].line, "kind",
                      fmt::format("expected exactly one Pod, found {}", pods.size()));
   out.pod = std::move(pods.front().request);
+  if (request.existing) charge_existing(out, *request.existing, request.defaults);
 
   HamiPolicyConfig cfg;
   if (request.node_policy) {
@@ -79,7 +129,41 @@ PlaceOutcome place(const PlaceRequest& request) {
   if (out.decision.placed())
     out.allocation_annotation =
         codec::encode_allocation(out.decision.allocation, out.cluster.node(*out.decision.node));
+  else
+    out.shortfall = shortfall(out.cluster, out.pod);
   return out;
+}
+
+std::string shortfall(const Cluster& cluster, const PodRequest& pod) {
+  for (size_t c = 0; c < pod.container_count(); ++c) {
+    const ContainerRequest& req = pod.container_at(c);
+    if (!req.wants_devices()) continue;
+    int64_t best_free = -1, needed_at_best = 0;
+    int32_t best_cores = 0;
+    std::string where;
+    for (size_t id = 0; id < cluster.size(); ++id) {
+      const NodeView view = cluster.view(id);
+      for (size_t i = 0; i < view.device_count(); ++i) {
+        const Device& d = view.device(i);
+        if (!d.healthy || d.vendor != req.vendor) continue;
+        const int64_t free = d.memory_mib - view.usage[i].memory_mib;
+        const int64_t needed = req.memory_on(d.memory_mib);
+        if (free - needed > best_free - needed_at_best || best_free < 0) {
+          best_free = free;
+          needed_at_best = needed;
+          best_cores = d.cores - view.usage[i].cores;
+          where = fmt::format("{} on node {}", d.uuid, cluster.node(id).name);
+        }
+      }
+    }
+    if (best_free < 0)
+      return fmt::format("needs a {} card; no healthy card of that vendor is registered", req.vendor);
+    return fmt::format(
+        "needs {} MiB and {}% cores per card ({} card{}); the best card ({}) has {} MiB and {}% "
+        "cores free",
+        needed_at_best, req.cores, req.count, req.count == 1 ? "" : "s", where, best_free, best_cores);
+  }
+  return {};
 }
 
 nlohmann::ordered_json to_json(const PlaceOutcome& o) {
@@ -96,6 +180,8 @@ nlohmann::ordered_json to_json(const PlaceOutcome& o) {
   for (const auto& e : d.events)
     events.push_back({{"type", e.type}, {"reason", e.reason}, {"message", e.message}});
   j["events"] = std::move(events);
+  j["warnings"] = o.warnings;
+  if (!o.decision.placed()) j["shortfall"] = o.shortfall;
   return j;
 }
 
@@ -104,6 +190,12 @@ std::string to_text(const PlaceOutcome& o) {
   std::string out;
   if (d.placed()) {
     const Node& node = o.cluster.node(*d.node);
+    // A registration without indices (HAMi omits a zero one, hand-written ones
+    // often give none) would show "card 0" for every card: number by position then.
+    bool distinct_indices = true;
+    for (size_t i = 0; i < node.devices.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        distinct_indices = distinct_indices && node.devices[i].index != node.devices[j].index;
     out += fmt::format("pod {}/{} fits node {} (score {:.2f})\n", o.pod.ns, o.pod.name, node.name,
                        static_cast<float>(d.score));
     for (size_t c = 0; c < d.allocation.containers.size(); ++c) {
@@ -117,13 +209,15 @@ std::string to_text(const PlaceOutcome& o) {
       }
       for (const auto& g : grants) {
         const auto& dev = node.devices[static_cast<size_t>(g.device)];
-        out += fmt::format("  {}: card {} {} ({}): {} of {} MiB, {}% cores\n", label, dev.index, dev.uuid,
-                           dev.type, g.memory_mib, dev.memory_mib, g.cores);
+        out += fmt::format("  {}: card {} {} ({}): {} of {} MiB, {}% cores\n", label,
+                           distinct_indices ? dev.index : g.device, dev.uuid, dev.type, g.memory_mib,
+                           dev.memory_mib, g.cores);
       }
     }
     out += fmt::format("  annotation hami.io/vgpu-devices-allocated: {}\n", o.allocation_annotation);
   } else {
     out += fmt::format("pod {}/{} fits no node\n", o.pod.ns, o.pod.name);
+    if (!o.shortfall.empty()) out += fmt::format("  {}\n", o.shortfall);
   }
   if (!d.failed.empty()) {
     out += "nodes that do not fit:\n";

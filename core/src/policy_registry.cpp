@@ -4,6 +4,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
 
 namespace gpuslice::core {
@@ -36,12 +37,15 @@ void register_policy(std::string name, PolicyFactory factory) {
 }
 
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyArgs& args) {
+  if (std::string problem = policy_name_problem(name); !problem.empty()) throw std::invalid_argument(problem);
+  check_gpu_policy(args.gpu_policy);
+  return registry().find(name)->second(args);
+}
+
+std::string policy_name_problem(std::string_view name) {
   ensure_registered();
-  auto it = registry().find(name);
-  if (it == registry().end())
-    throw std::invalid_argument(
-        fmt::format("unknown policy '{}' (known: {})", name, fmt::join(policy_names(), ", ")));
-  return it->second(args);
+  if (registry().count(name)) return {};
+  return fmt::format("unknown policy '{}' (known: {})", name, fmt::join(policy_names(), ", "));
 }
 
 std::vector<std::string> policy_names() {

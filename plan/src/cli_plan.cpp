@@ -35,7 +35,9 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--vary", a->vary, "fleet template(s) whose count is searched (default: all, as a mix)");
   cmd->add_option("--min", a->min_count, "smallest count tried (default 1)");
   cmd->add_option("--max", a->max_count, "largest count tried (default 4 x the scenario's, at least 16)");
-  cmd->add_option("--seeds", a->seeds, "seeds; a count meets a target when every seed does")->delimiter(',');
+  cmd->add_option("--seeds", a->seeds, "seeds; a count meets a target when every seed does")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--policy", a->policy, "placement policy (default: the scenario's)");
   cmd->add_option("--gpu-policy", a->gpu_policy, "HAMi GPU policy (default: the scenario's)");
   cmd->add_option("--queue", a->queue, "fifo | skip-ahead (default: the scenario's)");
@@ -71,7 +73,7 @@ void register_cli(CLI::App& app) {
     const auto j = to_json(result);
     if (!a->out.empty()) {
       std::ofstream f(a->out);
-      if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", a->out));
+      if (!f) throw core::InputError("command line", 0, "--out", fmt::format("cannot write '{}'", a->out));
       f << j.dump(2) << "\n";
     }
     if (a->json)

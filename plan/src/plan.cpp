@@ -12,8 +12,11 @@
 #include <set>
 #include <sstream>
 
+#include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/openb.hpp"
 
 namespace gpuslice::plan {
 
@@ -111,12 +114,10 @@ void set_path(YAML::Node node, const std::vector<std::string>& segs, size_t i, c
   set_path(node[k], segs, i + 1, value, source, path);
 }
 
+// Through the guarded reader (runaway streams, duplicate keys), as every
+// front end reads YAML.
 YAML::Node load_yaml(const std::string& text, const std::string& source) {
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError(source, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
-  }
+  return core::codec::load_yaml_document(text, source);
 }
 
 bool is_openb(const ScenarioSource& s) { return !s.openb_nodes.empty() || !s.openb_pods.empty(); }
@@ -147,8 +148,8 @@ sim::Scenario load(const RunSpec& spec) {
     if (s.openb_nodes.empty() || s.openb_pods.empty())
       throw InputError("arguments", 0, s.openb_nodes.empty() ? "openb_nodes" : "openb_pods",
                        "an openb replay needs both openb_nodes and openb_pods");
-    if (!(s.tune > 0) || !std::isfinite(s.tune))
-      throw InputError("arguments", 0, "tune", "must be a positive number");
+    if (std::string problem = sim::tune_problem(s.tune); !problem.empty())
+      throw InputError("arguments", 0, "tune", problem);
     if (!s.overrides.is_null() && !s.overrides.empty())
       throw InputError("arguments", 0, "overrides", "overrides apply to scenario files, not openb replays");
     sim::OpenbOptions o;
@@ -163,8 +164,8 @@ sim::Scenario load(const RunSpec& spec) {
   const ResolvedText t = resolve_text(s);
   json overrides = s.overrides.is_null() ? json::object() : s.overrides;
   if (s.scenario_tune) {
-    if (!(*s.scenario_tune > 0) || !std::isfinite(*s.scenario_tune))
-      throw InputError("arguments", 0, "tune", "must be a positive number");
+    if (std::string problem = sim::tune_problem(*s.scenario_tune); !problem.empty())
+      throw InputError("arguments", 0, "tune", problem);
     const YAML::Node root = load_yaml(t.text, t.source);
     if (!root.IsMap() || !root["openb_pods"] || !root["openb_pods"].IsMap())
       throw InputError(t.source, 0, "tune", "tune applies to openb replays (openb_pods: {file: ...})");
@@ -176,20 +177,18 @@ sim::Scenario load(const RunSpec& spec) {
 sim::RunOptions options_for(const sim::Scenario& scenario, const RunSpec& spec) {
   sim::RunOptions options;
   options.policy = spec.policy && !spec.policy->empty() ? *spec.policy : scenario.policy;
-  const auto names = core::policy_names();
-  if (std::find(names.begin(), names.end(), options.policy) == names.end())
-    throw InputError("arguments", 0, "policy",
-                     fmt::format("unknown policy '{}' (known: {})", options.policy, fmt::join(names, ", ")));
-  options.gpu_policy = spec.gpu_policy && !spec.gpu_policy->empty() ? *spec.gpu_policy : scenario.gpu_policy;
+  if (std::string problem = core::policy_name_problem(options.policy); !problem.empty())
+    throw InputError("arguments", 0, "policy", problem);
+  options.gpu_policy = spec.gpu_policy ? *spec.gpu_policy : scenario.gpu_policy;
+  if (std::string problem = core::gpu_policy_problem(options.gpu_policy); !problem.empty())
+    throw InputError("arguments", 0, "gpu_policy", problem);
   options.seed = spec.seed.value_or(scenario.seed);
   options.queue = scenario.queue;
   if (spec.queue && !spec.queue->empty()) {
-    if (*spec.queue == "fifo")
-      options.queue = sim::QueueDiscipline::Fifo;
-    else if (*spec.queue == "skip-ahead")
-      options.queue = sim::QueueDiscipline::SkipAhead;
-    else
+    auto q = sim::parse_queue(*spec.queue);
+    if (!q)
       throw InputError("arguments", 0, "queue", fmt::format("'{}': use fifo or skip-ahead", *spec.queue));
+    options.queue = *q;
   }
   return options;
 }
@@ -226,7 +225,8 @@ Target parse_target(std::string_view text) {
     const std::string v = s.substr(pos + std::string_view(op).size());
     double value = 0;
     const auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
-    if (t.metric.empty() || v.empty() || ec != std::errc() || p != v.data() + v.size())
+    if (t.metric.empty() || v.empty() || ec != std::errc() || p != v.data() + v.size() ||
+        !std::isfinite(value))
       throw InputError("arguments", 0, "target",
                        fmt::format("'{}': write METRIC<=VALUE, e.g. p95_pending_s<=60", text));
     t.value = value;
@@ -309,30 +309,17 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   if (req.search != "bisect" && req.search != "scan")
     throw InputError("arguments", 0, "search", "use bisect or scan");
 
-  // The base text (user overrides applied) and its fleet groups.
-  const ResolvedText t = [&] {
-    if (req.run.scenario.path.empty() && !req.run.scenario.text)
-      throw InputError("arguments", 0, "scenario", "give a scenario");
-    return resolve_text(req.run.scenario);
-  }();
-  const std::string base_text = apply_overrides(t.text, req.run.scenario.overrides, t.source);
-  const YAML::Node root = load_yaml(base_text, t.source);
-  const YAML::Node fleet = root.IsMap() ? root["fleet"] : YAML::Node();
-  if (!fleet || !fleet.IsSequence())
-    throw InputError(t.source, 0, "fleet", "capacity planning needs a fleet of node templates x counts");
+  // The base scenario (user overrides applied), read once; each try sets
+  // the varied groups' counts on a copy of it.
+  if (req.run.scenario.path.empty() && !req.run.scenario.text)
+    throw InputError("arguments", 0, "scenario", "give a scenario");
+  const sim::Scenario base_scenario = load(req.run);
+  if (base_scenario.fleet_groups.empty())
+    throw InputError(req.run.scenario.path.empty() ? req.run.scenario.source : req.run.scenario.path, 0,
+                     "fleet", "capacity planning needs a fleet of node templates x counts");
   std::vector<Group> all;
-  for (size_t i = 0; i < fleet.size(); ++i) {
-    const YAML::Node g = fleet[i];
-    std::string name;
-    int count = 1;
-    try {
-      if (g["template"] && g["template"]["name"]) name = g["template"]["name"].as<std::string>();
-      if (g["count"]) count = g["count"].as<int>();
-    } catch (const YAML::Exception&) {
-      throw InputError(t.source, g.Mark().line + 1, fmt::format("fleet[{}]", i), "bad template or count");
-    }
-    all.push_back({i, name, count});
-  }
+  for (size_t i = 0; i < base_scenario.fleet_groups.size(); ++i)
+    all.push_back({i, base_scenario.fleet_groups[i].node.name, base_scenario.fleet_groups[i].count});
   std::vector<Group> groups;
   if (req.vary.empty()) {
     groups = all;
@@ -344,7 +331,7 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
       groups.push_back(*it);
     }
   }
-  if (groups.empty()) throw InputError(t.source, 0, "fleet", "the fleet has no templates");
+  if (groups.empty()) throw InputError("arguments", 0, "fleet", "the fleet has no templates");
   int base_total = 0;
   for (const auto& g : groups) base_total += g.base_count;
 
@@ -359,17 +346,11 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   result.min_count = lo;
   result.max_count = hi;
 
-  RunSpec base = req.run;
-  base.scenario.text = base_text;
-  base.scenario.source = t.source;
-  base.scenario.base_dir = t.base_dir;
-  base.scenario.path.clear();
-  base.scenario.overrides = json::object();
+  const RunSpec& base = req.run;
   {
-    const sim::Scenario first = load(base);
-    const sim::RunOptions o = options_for(first, base);
+    const sim::RunOptions o = options_for(base_scenario, base);
     result.policy = o.policy;
-    result.scenario = first.name;
+    result.scenario = base_scenario.name;
     result.seeds = req.seeds.empty() ? std::vector<uint64_t>{o.seed} : req.seeds;
   }
 
@@ -393,14 +374,14 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
     p.count = total;
     const std::vector<int> counts = apportion(groups, total);
     RunSpec spec = base;
-    json ov = json::object();
+    std::vector<size_t> which;
     for (size_t i = 0; i < groups.size(); ++i) {
-      ov[fmt::format("fleet.{}.count", groups[i].index)] = counts[i];
+      which.push_back(groups[i].index);
       p.counts[groups[i].name.empty() ? fmt::format("fleet[{}]", groups[i].index) : groups[i].name] =
           counts[i];
     }
-    spec.scenario.text = apply_overrides(base_text, ov, t.source);
-    const sim::Scenario scenario = load(spec);
+    sim::Scenario scenario = base_scenario;
+    sim::set_fleet_counts(scenario, which, counts);
     std::map<std::string, double> worst;
     p.meets = true;
     for (uint64_t seed : result.seeds) {

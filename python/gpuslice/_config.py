@@ -25,6 +25,12 @@ def input_error(file: str, line: int, field: str, detail: str) -> Exception:
     return err
 
 
+def check_progress(progress: Any) -> None:
+    """progress must be callable (or None); said at the call, not deep inside a run."""
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable taking the fraction done, got {type(progress).__name__}")
+
+
 def read_text(path: Any, field: str) -> str:
     try:
         with open(os.fspath(path), encoding="utf-8", errors="surrogateescape") as f:
@@ -113,6 +119,12 @@ def run_config(
         if value is not None:
             if not isinstance(value, str):
                 raise input_error("arguments", 0, key, f"expected a name, got {type(value).__name__}")
+            # Names are checked here, before any run starts, by the C++ registry itself.
+            problem = {"policy": _gpuslice.policy_name_problem, "gpu_policy": _gpuslice.gpu_policy_problem}.get(
+                key, lambda _v: ""
+            )(value)
+            if problem:
+                raise input_error("arguments", 0, key, problem)
             cfg[key] = value
     if seed is not None:
         if isinstance(seed, bool) or not isinstance(seed, int) and not hasattr(seed, "__index__"):

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import _gpuslice
-from ._config import _is_text, dumps, input_error, read_text, run_config
+from ._config import _is_text, check_progress, dumps, input_error, read_text, run_config
 
 __all__ = ["place", "simulate", "SimResult", "Fleet", "pod_requests", "policies"]
 
@@ -37,7 +37,8 @@ def place(
     node_policy: str | None = None,
     gpu_policy: str | None = None,
 ) -> dict:
-    """One placement, as `gpuslice place --json`: {node, score, allocation, failed_nodes, events}.
+    """One placement, as `gpuslice place --json`: {node, score, allocation, failed_nodes, events, warnings}
+    (and shortfall, in numbers, when no node fits).
 
     nodes, pod, existing: paths to Kubernetes manifests (or their YAML text).
     Bad input raises gpuslice.InputError (file, line, field).
@@ -115,10 +116,6 @@ class Fleet:
     @cached_property
     def nodes(self) -> pd.DataFrame:
         return pd.DataFrame(self._cluster.nodes())
-
-    @cached_property
-    def card_use(self) -> pd.DataFrame:
-        return pd.DataFrame(self._native.card_use())
 
     @cached_property
     def cards(self) -> pd.DataFrame:
@@ -250,4 +247,5 @@ def simulate(
         scenario, openb_nodes, openb_pods, policy=policy, gpu_policy=gpu_policy, queue=queue, seed=seed,
         tune=tune, overrides=overrides,
     )
+    check_progress(progress)
     return SimResult(_gpuslice.simulate(dumps(cfg), progress))

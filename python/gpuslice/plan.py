@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from . import _gpuslice
-from ._config import dumps, input_error, run_config
+from ._config import check_progress, dumps, input_error, run_config
 
 __all__ = ["plan_capacity", "PlanResult", "metric_names"]
 
@@ -29,8 +29,19 @@ def _targets(targets: Any) -> list[str]:
     if isinstance(targets, Mapping):
         out = []
         for metric, bound in targets.items():
+            if not isinstance(metric, str):
+                raise input_error("arguments", 0, "targets", f"a metric name must be text, got {metric!r}")
             if isinstance(bound, str):
+                if not bound.lstrip().startswith(("<", ">")):
+                    raise input_error(
+                        "arguments", 0, "targets",
+                        f"{metric}: {bound!r} is neither a number nor a bound like '<=60' or '>=50'",
+                    )
                 out.append(f"{metric}{bound}")  # {"final_alloc_gpu_pct": ">=50"}
+            elif isinstance(bound, bool) or not isinstance(bound, (int, float)) and not hasattr(bound, "__float__"):
+                raise input_error(
+                    "arguments", 0, "targets", f"{metric}: the bound must be a number, got {type(bound).__name__}"
+                )
             else:
                 out.append(f"{metric}<={float(bound)!r}")
         return out
@@ -104,6 +115,7 @@ def plan_capacity(
     (default max: 4x the scenario's, at least 16). seeds: a count meets a target when every
     seed does. search: "bisect" (assumes metrics improve with more nodes) or "scan".
     """
+    check_progress(progress)
     cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, overrides=overrides)
     if isinstance(vary, str):
         vary = [vary]

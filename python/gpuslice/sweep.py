@@ -15,6 +15,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 import pandas as pd
@@ -191,6 +192,13 @@ def _run_local(configs: list[dict], processes: int | None, progress: Callable[[i
             done += 1
             if progress:
                 progress(done, n)
+    except BrokenProcessPool as e:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise RuntimeError(
+            "sweep's worker processes died. They start with 'spawn', which runs the calling script's "
+            "top-level code again in each worker: put the sweep call under `if __name__ == \"__main__\":` "
+            "(or pass processes=1, or a Dask client)"
+        ) from e
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         raise

@@ -3,17 +3,21 @@
 // here. Run descriptions cross the boundary as JSON text (plain, picklable
 // configs on the Python side), results as JSON text and column dicts that
 // gpuslice/*.py turns into dicts and pandas DataFrames.
+#include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <limits>
 #include <memory>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/plan/plan.hpp"
@@ -286,24 +290,42 @@ core::Cluster fleet_from_groups(const std::string& text) {
     if (!g.is_object() || !g.contains("template") || !g["template"].is_object())
       throw core::InputError("<dict>", 0, f, "must be {template: {...}, count: N}");
     const json& t = g["template"];
-    try {
-      sim::FleetGroup fg;
-      fg.count = g.value("count", 1);
-      fg.node.name = t.at("name").get<std::string>();
-      fg.node.model = t.at("model").get<std::string>();
-      fg.node.cards = t.value("cards", 1);
-      fg.node.card_memory_mib = t.at("card_memory_mib").get<int64_t>();
-      fg.node.slots = t.value("slots", 10);
-      fg.node.cores = t.value("cores", 100);
-      fg.node.cpu_milli = t.value("cpu_milli", int64_t{0});
-      fg.node.memory_mib = t.value("memory_mib", int64_t{0});
-      if (fg.count < 0 || fg.node.cards < 0 || fg.node.card_memory_mib <= 0 || fg.node.slots <= 0 ||
-          fg.node.cores <= 0)
-        throw core::InputError("<dict>", 0, f, "counts, cards, memory, slots and cores must be positive");
-      groups.push_back(fg);
-    } catch (const json::exception& e) {
-      throw core::InputError("<dict>", 0, f + ".template", e.what());
-    }
+    // Each field by name with what it must be, never nlohmann's own wording.
+    auto text = [&](const json& obj, const char* key, const std::string& where) -> std::string {
+      if (!obj.contains(key)) throw core::InputError("<dict>", 0, where + "." + key, "is required");
+      if (!obj[key].is_string()) throw core::InputError("<dict>", 0, where + "." + key, "must be text");
+      return obj[key].get<std::string>();
+    };
+    auto whole = [&](const json& obj, const char* key, const std::string& where, int64_t fallback,
+                     bool required, int64_t lo, int64_t hi) -> int64_t {
+      if (!obj.contains(key) || obj[key].is_null()) {
+        if (required) throw core::InputError("<dict>", 0, where + "." + key, "is required");
+        return fallback;
+      }
+      const json& v = obj[key];
+      if (!v.is_number_integer())
+        throw core::InputError("<dict>", 0, where + "." + key, "must be a whole number");
+      if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(hi)
+                                 : (v.get<int64_t>() < lo || v.get<int64_t>() > hi))
+        throw core::InputError("<dict>", 0, where + "." + key,
+                               fmt::format("must be between {} and {}", lo, hi));
+      return v.get<int64_t>();
+    };
+    const std::string tf = f + ".template";
+    sim::FleetGroup fg;
+    fg.count = static_cast<int>(whole(g, "count", f, 1, false, 0, 10'000'000));
+    fg.node.name = text(t, "name", tf);
+    if (std::string problem = core::codec::node_name_problem(fg.node.name); !problem.empty())
+      throw core::InputError("<dict>", 0, tf + ".name", problem);
+    fg.node.model = text(t, "model", tf);
+    fg.node.cards = static_cast<int>(whole(t, "cards", tf, 1, false, 0, 64));
+    fg.node.card_memory_mib =
+        whole(t, "card_memory_mib", tf, 0, true, 1, std::numeric_limits<int32_t>::max());
+    fg.node.slots = static_cast<int32_t>(whole(t, "slots", tf, 10, false, 1, 1'000'000));
+    fg.node.cores = static_cast<int32_t>(whole(t, "cores", tf, 100, false, 1, 1'000'000));
+    fg.node.cpu_milli = whole(t, "cpu_milli", tf, 0, false, 0, std::numeric_limits<int64_t>::max() / 4);
+    fg.node.memory_mib = whole(t, "memory_mib", tf, 0, false, 0, std::numeric_limits<int64_t>::max() / 4);
+    groups.push_back(fg);
   }
   return sim::build_fleet(groups);
 }
@@ -366,6 +388,10 @@ PYBIND11_MODULE(_gpuslice, m) {
       inst.attr("field") = e.field();
       inst.attr("detail") = e.detail();
       PyErr_SetObject(cls.ptr(), inst.ptr());
+    } catch (const sim::OutputError& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
+    } catch (const std::filesystem::filesystem_error& e) {
+      PyErr_SetString(PyExc_OSError, e.what());
     } catch (const core::CodecError& e) {
       py::object inst = cls(py::str(e.what()));
       inst.attr("file") = "";
@@ -377,6 +403,11 @@ PYBIND11_MODULE(_gpuslice, m) {
   });
 
   m.def("policy_names", &core::policy_names, "Names of the registered placement policies.");
+  m.def("policy_name_problem", &core::policy_name_problem, py::arg("name"),
+        "Why a placement policy name is unknown ('' when it is registered).");
+  m.def(
+      "gpu_policy_problem", [](const std::string& text) { return core::gpu_policy_problem(text); },
+      py::arg("text"), "Why a HAMi GPU policy string is not valid ('' when it is).");
 
   m.def(
       "place",

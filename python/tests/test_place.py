@@ -31,7 +31,9 @@ def test_place_equals_cli(case, root, run_cli, monkeypatch):
     expected = json.loads(proc.stdout)
     got = gpuslice.place(**case)
     assert got == expected
-    assert list(got) == ["node", "score", "allocation", "failed_nodes", "events"]
+    # The keys of `place --json`, in order; issue 10 added warnings, and shortfall when no node fits.
+    keys = ["node", "score", "allocation", "failed_nodes", "events", "warnings"]
+    assert list(got) == keys + ([] if got["node"] else ["shortfall"])
 
 
 def test_place_result_shape(root):

@@ -5,9 +5,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 
+#include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/realgpu/child_process.hpp"
@@ -40,17 +42,41 @@ std::string tail(const std::string& text, size_t lines) {
   return text.substr(pos == std::string::npos || pos == 0 ? 0 : pos + 1);
 }
 
+// GPUSLICE_FAKE_GPUS as the fake driver reads it: name:MiB:SMs[;...], 1 to
+// 16 cards. Checked here so a typo is a clear error, not "no GPU found".
+void check_fake_gpus(const std::string& path, const YAML::Node& at, const std::string& text) {
+  const std::string shape = "write name:MiB:SMs[;name:MiB:SMs...], e.g. \"Tesla T4:15360:40\"";
+  size_t cards = 0, pos = 0;
+  while (pos <= text.size()) {
+    const size_t end = std::min(text.find(';', pos), text.size());
+    const std::string entry = text.substr(pos, end - pos);
+    ++cards;
+    const size_t sms = entry.rfind(':');
+    const size_t mib = sms == std::string::npos || sms == 0 ? std::string::npos : entry.rfind(':', sms - 1);
+    auto positive = [](const std::string& t) {
+      return !t.empty() && t.size() < 10 && t.find_first_not_of("0123456789") == std::string::npos &&
+             std::stol(t) > 0;
+    };
+    if (mib == std::string::npos || mib == 0 || !positive(entry.substr(mib + 1, sms - mib - 1)) ||
+        !positive(entry.substr(sms + 1)))
+      bad(path, at, "fake_gpus",
+          fmt::format("card '{}' is not name:MiB:SMs with positive whole numbers; {}", entry, shape));
+    pos = end + 1;
+  }
+  if (cards > 16) bad(path, at, "fake_gpus", fmt::format("{} cards; the fake driver takes 1 to 16", cards));
+}
+
 }  // namespace
 
 LocalScenario load_local_scenario(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw core::InputError(path, 0, "", "cannot read the file");
-  } catch (const YAML::ParserException& e) {
-    throw core::InputError(path, e.mark.line + 1, "", e.msg);
-  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw core::InputError(path, 0, "", "is a folder; give a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError(path, 0, "", "cannot read the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const YAML::Node root = core::codec::load_yaml_document(text.str(), path);
   if (!root.IsMap()) throw core::InputError(path, 1, "", "expected a mapping with name and pods");
   LocalScenario s;
   s.source = path;
@@ -61,7 +87,10 @@ LocalScenario load_local_scenario(const std::string& path) {
   }
   if (root["name"]) s.name = scalar<std::string>(path, root["name"], "name");
   if (root["description"]) s.description = scalar<std::string>(path, root["description"], "description");
-  if (root["fake_gpus"]) s.fake_gpus = scalar<std::string>(path, root["fake_gpus"], "fake_gpus");
+  if (root["fake_gpus"]) {
+    s.fake_gpus = scalar<std::string>(path, root["fake_gpus"], "fake_gpus");
+    check_fake_gpus(path, root["fake_gpus"], s.fake_gpus);
+  }
   if (root["split"]) {
     s.split = scalar<int>(path, root["split"], "split");
     if (s.split < 1 || s.split > 1000) bad(path, root["split"], "split", "must be 1..1000");
@@ -190,13 +219,24 @@ RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
       "{}\n",
       json(report.node).dump(), json(registration.dump()).dump());
 
+  // Two pods may share a name in the file; each still gets its own slice
+  // (accounting file) and its own placed-pod manifest: later ones are keyed
+  // by their position.
+  std::vector<std::string> key(scenario.pods.size());
+  for (size_t i = 0; i < scenario.pods.size(); ++i) {
+    key[i] = scenario.pods[i].name;
+    for (size_t j = 0; j < i; ++j)
+      if (scenario.pods[j].name == scenario.pods[i].name)
+        key[i] = fmt::format("{}.{}", scenario.pods[i].name, i);
+  }
   // Place in order, each pod seeing the ones placed before it.
   std::string existing;
   std::vector<std::unique_ptr<Child>> running(scenario.pods.size());
   for (size_t i = 0; i < scenario.pods.size(); ++i) {
-    const LocalPod& pod = scenario.pods[i];
+    LocalPod pod = scenario.pods[i];
+    pod.name = key[i];
     PodOutcome out;
-    out.name = pod.name;
+    out.name = scenario.pods[i].name;
     core::PlaceRequest req;
     req.nodes = {nodes_yaml, "registration of " + report.node};
     req.pod = {pod_manifest(pod), scenario.source};
@@ -247,7 +287,12 @@ RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
     out.output_tail = tail(r.out, 3);
     out.shim_lines = lines_containing(r.err, "[gpuslice ");
     const auto& pod = scenario.pods[i];
-    out.as_expected = pod.expect == "placed" && (!pod.expect_exit || *pod.expect_exit == r.exit_code);
+    // Without expect_exit any exit is fine, except the shell's "command not
+    // found" (127) and "not executable" (126): the pod never ran at all.
+    const bool ran = r.exit_code != 127 && r.exit_code != 126;
+    out.as_expected = pod.expect == "placed" && (pod.expect_exit ? *pod.expect_exit == r.exit_code : ran);
+    if (!ran && !pod.expect_exit)
+      out.reason = r.exit_code == 127 ? "command not found (exit 127)" : "command not executable (exit 126)";
   }
   return report;
 }
@@ -285,8 +330,9 @@ void RunReport::print(std::ostream& out) const {
                          p.as_expected ? "" : "  (UNEXPECTED)");
       continue;
     }
-    out << fmt::format("  {:<16} placed {}  exit {} after {:.1f} s{}\n", p.name, p.allocation, p.exit_code,
-                       p.seconds, p.as_expected ? "" : "  (UNEXPECTED)");
+    out << fmt::format("  {:<16} placed {}  exit {} after {:.1f} s{}{}\n", p.name, p.allocation, p.exit_code,
+                       p.seconds, p.reason.empty() ? "" : ": " + p.reason,
+                       p.as_expected ? "" : "  (UNEXPECTED)");
     std::istringstream shim(p.shim_lines);
     for (std::string line; std::getline(shim, line);) out << "      shim: " << line << "\n";
     std::istringstream tail_lines(p.output_tail);

@@ -8,6 +8,7 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/cli.hpp"
+#include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
@@ -47,19 +48,28 @@ void register_cli(CLI::App& app) {
   cmd->add_option("scenario", a->scenario, "scenario YAML (see docs/simulator.md)");
   cmd->add_option("--out", a->out, "output folder (summary.json, timeline.csv, pods.csv, events.jsonl)")
       ->required();
-  cmd->add_option("--seed", a->seed, "random seed (default: the scenario's, else 42)");
+  cmd->add_option("--seed", a->seed, "random seed (default: the scenario's, else 42)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option(
       "--policy", a->policy,
       "hami-binpack | hami-spread | random | dotprod | gpupacking | gpuclustering | bestfit | fgd");
   cmd->add_option("--openb-nodes", a->openb_nodes, "openb node list CSV");
   cmd->add_option("--openb-pods", a->openb_pods, "openb pod list CSV");
-  cmd->add_option("--tune", a->tune, "openb: resample until GPU demand reaches tune x capacity")
-      ->check(CLI::PositiveNumber);
+  cmd->add_option("--tune", a->tune,
+                  "openb: resample until GPU demand reaches tune x capacity (0 < tune <= 10)");
   cmd->add_option("--queue", a->queue, "fifo | skip-ahead (default: the scenario's)");
   cmd->add_flag("--no-card-use", a->no_card_use,
                 "do not keep the per-card use log (card_use.csv); saves memory on huge runs");
   cmd->callback([a, cmd] {
     a->seed_given = cmd->count("--seed") > 0;
+    if (std::string problem = tune_problem(a->tune); !problem.empty())
+      throw core::InputError("command line", 0, "--tune", problem);
+    // Before a long run, not after it: the output folder must be writable.
+    try {
+      prepare_output_folder(a->out);
+    } catch (const OutputError& e) {
+      throw core::InputError("command line", 0, "--out", e.what());
+    }
     Scenario scenario;
     if (!a->scenario.empty()) {
       if (!a->openb_nodes.empty() || !a->openb_pods.empty())
@@ -78,25 +88,25 @@ void register_cli(CLI::App& app) {
     }
     RunOptions options;
     options.policy = a->policy.empty() ? scenario.policy : a->policy;
-    const auto names = core::policy_names();
-    if (std::find(names.begin(), names.end(), options.policy) == names.end())
-      throw core::InputError(
-          "command line", 0, "--policy",
-          fmt::format("unknown policy '{}' (known: {})", options.policy, fmt::join(names, ", ")));
+    if (std::string problem = core::policy_name_problem(options.policy); !problem.empty())
+      throw core::InputError("command line", 0, "--policy", problem);
     options.gpu_policy = scenario.gpu_policy;
     options.seed = a->seed_given ? a->seed : scenario.seed;
     options.queue = scenario.queue;
-    if (a->queue == "fifo")
-      options.queue = QueueDiscipline::Fifo;
-    else if (a->queue == "skip-ahead")
-      options.queue = QueueDiscipline::SkipAhead;
-    else if (!a->queue.empty())
-      throw core::InputError("command line", 0, "--queue", "use fifo or skip-ahead");
+    if (!a->queue.empty()) {
+      auto q = parse_queue(a->queue);
+      if (!q) throw core::InputError("command line", 0, "--queue", "use fifo or skip-ahead");
+      options.queue = *q;
+    }
     options.card_use = !a->no_card_use;
     options.progress = progress_bar();
     RunResult result = simulate(scenario, options);
     if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
-    write_outputs(result, a->out);
+    try {
+      write_outputs(result, a->out);
+    } catch (const OutputError& e) {
+      throw core::InputError("command line", 0, "--out", e.what());
+    }
     if (!scenario.description.empty()) std::cout << scenario.description << "\n";
     print_table(result, std::cout);
     std::cout << "  outputs            " << a->out << "/{summary.json,timeline.csv,pods.csv,events.jsonl"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::sim {
@@ -25,14 +26,39 @@ struct Table {
   }
 };
 
-std::vector<std::string> split_csv_line(std::string_view line) {
+// One CSV record (RFC 4180): a field may be quoted, with "" for a quote
+// inside; quoted fields do not span lines in the openb files.
+std::vector<std::string> split_csv_line(std::string_view line, const std::string& source, int line_no) {
   std::vector<std::string> out;
-  size_t pos = 0;
+  std::string cell;
+  size_t i = 0;
   while (true) {
-    size_t c = line.find(',', pos);
-    out.emplace_back(line.substr(pos, c == std::string_view::npos ? std::string_view::npos : c - pos));
-    if (c == std::string_view::npos) break;
-    pos = c + 1;
+    cell.clear();
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      while (true) {
+        if (i >= line.size()) throw InputError(source, line_no, "", "a quoted field is not closed");
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            cell += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        cell += line[i++];
+      }
+      if (i < line.size() && line[i] != ',')
+        throw InputError(source, line_no, "", "text after a closing quote (write \"\" for a quote)");
+    } else {
+      const size_t c = line.find(',', i);
+      cell = line.substr(i, c == std::string_view::npos ? std::string_view::npos : c - i);
+      i = c == std::string_view::npos ? line.size() : c;
+    }
+    out.push_back(cell);
+    if (i >= line.size()) break;
+    ++i;  // the comma
   }
   return out;
 }
@@ -40,7 +66,7 @@ std::vector<std::string> split_csv_line(std::string_view line) {
 Table read_table(std::string_view csv, const std::string& source) {
   Table t;
   int line_no = 0;
-  size_t pos = 0;
+  size_t pos = csv.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // a UTF-8 byte order mark (spreadsheet exports)
   while (pos < csv.size()) {
     size_t end = csv.find('\n', pos);
     std::string_view line =
@@ -49,7 +75,7 @@ Table read_table(std::string_view csv, const std::string& source) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
-    auto cells = split_csv_line(line);
+    auto cells = split_csv_line(line, source, line_no);
     if (t.header.empty()) {
       t.header = std::move(cells);
       continue;
@@ -93,7 +119,15 @@ std::vector<std::string> models_of(const std::string& spec) {
 int64_t openb_card_memory_mib(std::string_view model) {
   if (model == "V100M32" || model == "G2" || model == "G3") return 32768;
   if (model == "A10") return 24576;
-  return 16384;  // T4, P100, V100M16, G1 and anything unknown
+  if (model == "T4" || model == "P100" || model == "V100M16" || model == "G1") return 16384;
+  return 0;  // not an openb model: its memory is not known
+}
+
+std::string tune_problem(double tune) {
+  if (!(tune > 0) || !(tune <= kMaxTune))
+    return fmt::format("{} is not a tune factor: give a number above 0 and at most {} (the study uses 1.3)",
+                       tune, kMaxTune);
+  return {};
 }
 
 core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, int32_t slots) {
@@ -111,6 +145,14 @@ core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, 
     if (gpus > 64) throw InputError(source, t.lines[r], "gpu", "more than 64 GPUs on one node");
     if (gpus > 0 && n.model.empty())
       throw InputError(source, t.lines[r], "model", "a GPU node needs a model");
+    if (gpus > 0 && openb_card_memory_mib(n.model) == 0)
+      throw InputError(
+          source, t.lines[r], "model",
+          fmt::format("unknown openb GPU model '{}' (A10, G1, G2, G3, P100, T4, V100M16, V100M32): "
+                      "its card memory is not known",
+                      n.model));
+    if (std::string problem = core::codec::node_name_problem(n.name); !problem.empty())
+      throw InputError(source, t.lines[r], "sn", problem);
     for (int64_t i = 0; i < gpus; ++i) {
       core::Device d;
       d.uuid = fmt::format("{}-gpu{}", n.name, i);
@@ -188,6 +230,8 @@ Workload load_openb_pods(std::string_view csv, const std::string& source, const 
       for (auto& p : rows) p.duration = kForever;
     return rows;
   }
+  if (std::string problem = tune_problem(options.tune); !problem.empty())
+    throw InputError(source, 0, "tune", problem);
   return study_workload(std::move(rows), fleet, options, source);
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -11,7 +13,7 @@ namespace gpuslice::sim {
 namespace {
 std::ofstream open_out(const std::filesystem::path& p) {
   std::ofstream f(p);
-  if (!f) throw std::runtime_error(fmt::format("cannot write '{}'", p.string()));
+  if (!f) throw OutputError(fmt::format("cannot write '{}': {}", p.string(), std::strerror(errno)));
   return f;
 }
 
@@ -26,9 +28,20 @@ std::string cell(const std::string& s) {
 std::string number(double v) { return v < 0 ? std::string() : fmt::format("{:.3f}", v); }
 }  // namespace
 
+void prepare_output_folder(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw OutputError(fmt::format("cannot create the output folder '{}': {}", dir, ec.message()));
+  if (!std::filesystem::is_directory(dir, ec))
+    throw OutputError(fmt::format("the output folder '{}' is not a folder", dir));
+  const auto probe = std::filesystem::path(dir) / ".gpuslice-write-check";
+  open_out(probe).close();
+  std::filesystem::remove(probe, ec);
+}
+
 void write_outputs(const RunResult& r, const std::string& dir) {
   const std::filesystem::path d(dir);
-  std::filesystem::create_directories(d);
+  prepare_output_folder(dir);
   open_out(d / "summary.json") << r.summary.dump(2, ' ', false,
                                                  nlohmann::ordered_json::error_handler_t::replace)
                                << "\n";

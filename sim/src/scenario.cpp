@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/fleet.hpp"
 
@@ -19,7 +22,16 @@ namespace {
 
 using core::InputError;
 
+// Bounded memory: a template fleet is built whole (about 300 bytes a unit);
+// the largest benchmark fleet has 300,000 nodes and cards.
+constexpr int64_t kMaxFleetUnits = 2'000'000;
+
 std::string read_text(const std::string& path, const std::string& from, int line, const std::string& field) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(from, line, field, fmt::format("'{}' is a folder; give a file", path));
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(from, line, field, fmt::format("'{}' is not a regular file", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(from, line, field, fmt::format("cannot open '{}'", path));
   std::ostringstream ss;
@@ -29,7 +41,8 @@ std::string read_text(const std::string& path, const std::string& from, int line
 
 struct Reader {
   const std::string& source;
-  int line(const YAML::Node& n) const { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+  // A missing key's node is invalid and has no mark (asking throws): line 0.
+  int line(const YAML::Node& n) const { return n.IsDefined() && n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
   [[noreturn]] void fail(const YAML::Node& n, const std::string& field, const std::string& what) const {
     throw InputError(source, line(n), field, what);
   }
@@ -44,13 +57,45 @@ struct Reader {
   T value(const YAML::Node& map, const std::string& key, const std::string& field, T fallback) const {
     YAML::Node n = get(map, key);
     if (!n) return fallback;
-    try {
-      return n.as<T>();
-    } catch (const YAML::Exception&) {
-      fail(n, field,
-           fmt::format("'{}' is not a valid {}", n.IsScalar() ? n.Scalar() : "value",
-                       std::is_same_v<T, std::string> ? "string" : "number"));
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      return integer<T>(n, field);
+    } else {
+      try {
+        return n.as<T>();
+      } catch (const YAML::Exception&) {
+        fail(n, field,
+             fmt::format("'{}' is not a valid {}", n.IsScalar() ? n.Scalar() : "value",
+                         std::is_same_v<T, std::string> ? "string" : "number"));
+      }
     }
+  }
+  // Whole numbers: "not a number", "negative" and "too large" are told apart
+  // (yaml-cpp would wrap -1 into an unsigned or call 1e11 "not valid").
+  template <typename T>
+  T integer(const YAML::Node& n, const std::string& field) const {
+    const std::string text = n.IsScalar() ? n.Scalar() : "value";
+    size_t used = 0;
+    long double v = 0;
+    try {
+      v = std::stold(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (!n.IsScalar() || used != text.size() || text.empty() || std::isnan(v) || v != std::floor(v))
+      fail(n, field, fmt::format("'{}' is not a whole number", text));
+    if (v < static_cast<long double>(std::numeric_limits<T>::min()))
+      fail(n, field,
+           fmt::format("'{}' must not be {}", text, std::is_signed_v<T> ? "this small" : "negative"));
+    if (v > static_cast<long double>(std::numeric_limits<T>::max()))
+      fail(n, field, fmt::format("'{}' is too large (at most {})", text, std::numeric_limits<T>::max()));
+    return static_cast<T>(v);
+  }
+  // A real number that must be finite (.inf and .nan are YAML numbers too).
+  double finite(const YAML::Node& map, const std::string& key, const std::string& field,
+                double fallback) const {
+    const double v = value<double>(map, key, field, fallback);
+    if (!std::isfinite(v)) fail(get(map, key), field, fmt::format("must be a finite number, not {}", v));
+    return v;
   }
   template <typename T>
   T required(const YAML::Node& map, const std::string& key, const std::string& field) const {
@@ -96,7 +141,7 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
   out << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
   PodTemplate t;
   t.name = name;
-  t.weight = r.value<double>(n, "weight", field + ".weight", 1.0);
+  t.weight = r.finite(n, "weight", field + ".weight", 1.0);
   if (t.weight < 0) r.fail(r.get(n, "weight"), field + ".weight", "must not be negative");
   try {
     auto pods = core::codec::parse_pods(out.c_str(), r.source);
@@ -117,6 +162,7 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
   if (!fleet) r.fail(fleet, "fleet", "is required");
   if (fleet.IsSequence()) {
     std::vector<FleetGroup> groups;
+    int64_t total_units = 0;
     for (size_t i = 0; i < fleet.size(); ++i) {
       const std::string f = fmt::format("fleet[{}]", i);
       const YAML::Node g = fleet[i];
@@ -128,6 +174,8 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
                   f + ".template");
       FleetGroup fg;
       fg.node.name = r.required<std::string>(t, "name", f + ".template.name");
+      if (std::string problem = core::codec::node_name_problem(fg.node.name); !problem.empty())
+        r.fail(r.get(t, "name"), f + ".template.name", problem);
       fg.node.model = r.required<std::string>(t, "model", f + ".template.model");
       fg.node.cards = r.value<int>(t, "cards", f + ".template.cards", 1);
       fg.node.card_memory_mib = r.required<int64_t>(t, "card_memory_mib", f + ".template.card_memory_mib");
@@ -135,16 +183,24 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
       fg.node.cores = r.value<int32_t>(t, "cores", f + ".template.cores", 100);
       fg.node.cpu_milli = r.value<int64_t>(t, "cpu_milli", f + ".template.cpu_milli", 0);
       fg.node.memory_mib = r.value<int64_t>(t, "memory_mib", f + ".template.memory_mib", 0);
-      fg.count = r.value<int>(g, "count", f + ".count", 1);
+      const int64_t count = r.value<int64_t>(g, "count", f + ".count", 1);
+      if (count < 0 || count > 10'000'000)
+        r.fail(r.get(g, "count"), f + ".count", "must be between 0 and 10000000");
+      fg.count = static_cast<int>(count);
       if (fg.node.cards < 0 || fg.node.cards > 64)
         r.fail(t, f + ".template.cards", "must be between 0 and 64");
       if (fg.node.card_memory_mib <= 0) r.fail(t, f + ".template.card_memory_mib", "must be positive");
       if (fg.node.slots <= 0) r.fail(t, f + ".template.slots", "must be positive");
       if (fg.node.cores <= 0) r.fail(t, f + ".template.cores", "must be positive");
-      if (fg.count < 0 || fg.count > 10'000'000) r.fail(g, f + ".count", "must be between 0 and 10000000");
       groups.push_back(fg);
+      // Bounded memory: the whole fleet is built at once.
+      total_units += static_cast<int64_t>(fg.count) * (1 + fg.node.cards);
+      if (total_units > kMaxFleetUnits)
+        r.fail(r.get(g, "count"), f + ".count",
+               fmt::format("the fleet would hold more than {} nodes and cards together", kMaxFleetUnits));
     }
     s.fleet = build_fleet(groups);
+    s.fleet_groups = std::move(groups);
     return;
   }
   r.only_keys(fleet, {"manifests", "openb"}, "fleet");
@@ -183,16 +239,15 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   while (!s.description.empty() && s.description.front() == ' ') s.description.erase(0, 1);
   s.name = r.value<std::string>(root, "name", "name", std::filesystem::path(source).stem().string());
   s.policy = r.value<std::string>(root, "policy", "policy", "hami-binpack");
-  const auto names = core::policy_names();
-  if (std::find(names.begin(), names.end(), s.policy) == names.end())
-    r.fail(r.get(root, "policy"), "policy", fmt::format("unknown policy '{}'", s.policy));
+  if (std::string problem = core::policy_name_problem(s.policy); !problem.empty())
+    r.fail(r.get(root, "policy"), "policy", problem);
   s.gpu_policy = r.value<std::string>(root, "gpu_policy", "gpu_policy", "spread");
+  if (std::string problem = core::gpu_policy_problem(s.gpu_policy); !problem.empty())
+    r.fail(r.get(root, "gpu_policy"), "gpu_policy", problem);
   s.seed = r.value<uint64_t>(root, "seed", "seed", 42);
   const std::string queue = r.value<std::string>(root, "queue", "queue", "fifo");
-  if (queue == "fifo")
-    s.queue = QueueDiscipline::Fifo;
-  else if (queue == "skip-ahead")
-    s.queue = QueueDiscipline::SkipAhead;
+  if (auto q = parse_queue(queue))
+    s.queue = *q;
   else
     r.fail(r.get(root, "queue"), "queue", fmt::format("'{}': use fifo or skip-ahead", queue));
   read_fleet(r, r.get(root, "fleet"), base_dir, s);
@@ -217,12 +272,12 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
       const std::string f = fmt::format("pods[{}]", i);
       r.only_keys(pods[i], {"at", "duration", "template", "repeat"}, f);
       ExplicitPod p;
-      p.at = r.value<double>(pods[i], "at", f + ".at", 0);
+      p.at = r.finite(pods[i], "at", f + ".at", 0);
       p.duration = r.value<double>(pods[i], "duration", f + ".duration", kForever);
       p.template_name = r.required<std::string>(pods[i], "template", f + ".template");
       p.repeat = r.value<int>(pods[i], "repeat", f + ".repeat", 1);
       if (p.at < 0) r.fail(pods[i], f + ".at", "must not be negative");
-      if (p.duration <= 0) r.fail(pods[i], f + ".duration", "must be positive");
+      if (!(p.duration > 0)) r.fail(pods[i], f + ".duration", "must be positive (.inf: never leaves)");
       if (p.repeat < 1 || p.repeat > 1'000'000)
         r.fail(pods[i], f + ".repeat", "must be between 1 and 1000000");
       find_template(pods[i], p.template_name, f + ".template");
@@ -234,18 +289,21 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
     r.only_keys(g, {"pods", "arrival", "rate_per_s", "duration", "mean_s", "sigma", "mix"}, "generator");
     GeneratorSpec spec;
     spec.pods = r.required<size_t>(g, "pods", "generator.pods");
+    if (spec.pods > kMaxPods)
+      r.fail(r.get(g, "pods"), "generator.pods", fmt::format("at most {} pods per run", kMaxPods));
     spec.arrival = r.value<std::string>(g, "arrival", "generator.arrival", "poisson");
     if (spec.arrival != "poisson" && spec.arrival != "uniform" && spec.arrival != "burst")
       r.fail(r.get(g, "arrival"), "generator.arrival", "use poisson, uniform or burst");
-    spec.rate_per_s = r.value<double>(g, "rate_per_s", "generator.rate_per_s", 1.0);
+    spec.rate_per_s = r.finite(g, "rate_per_s", "generator.rate_per_s", 1.0);
     if (!(spec.rate_per_s > 0)) r.fail(r.get(g, "rate_per_s"), "generator.rate_per_s", "must be positive");
     spec.duration = r.value<std::string>(g, "duration", "generator.duration", "exponential");
     if (spec.duration != "exponential" && spec.duration != "fixed" && spec.duration != "lognormal" &&
         spec.duration != "forever")
       r.fail(r.get(g, "duration"), "generator.duration", "use exponential, fixed, lognormal or forever");
-    spec.mean_s = r.value<double>(g, "mean_s", "generator.mean_s", 600.0);
+    spec.mean_s = r.finite(g, "mean_s", "generator.mean_s", 600.0);
     if (!(spec.mean_s > 0)) r.fail(r.get(g, "mean_s"), "generator.mean_s", "must be positive");
-    spec.sigma = r.value<double>(g, "sigma", "generator.sigma", 1.0);
+    spec.sigma = r.finite(g, "sigma", "generator.sigma", 1.0);
+    if (spec.sigma < 0) r.fail(r.get(g, "sigma"), "generator.sigma", "must not be negative");
     YAML::Node mix = r.get(g, "mix");
     if (!mix || !mix.IsSequence() || mix.size() == 0) r.fail(g, "generator.mix", "needs a list of templates");
     for (size_t i = 0; i < mix.size(); ++i) {
@@ -253,10 +311,13 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
       PodTemplate t = find_template(mix[i], r.required<std::string>(mix[i], "template", f + ".template"),
                                     f + ".template");
       r.only_keys(mix[i], {"template", "weight"}, f);
-      t.weight = r.value<double>(mix[i], "weight", f + ".weight", 1.0);
+      t.weight = r.finite(mix[i], "weight", f + ".weight", 1.0);
       if (!(t.weight >= 0)) r.fail(mix[i], f + ".weight", "must not be negative");
       spec.mix.push_back(t);
     }
+    double total_weight = 0;
+    for (const auto& t : spec.mix) total_weight += t.weight;
+    if (!(total_weight > 0)) r.fail(mix, "generator.mix", "every weight is 0: no template could be drawn");
     s.generator = spec;
   }
   if (YAML::Node o = r.get(root, "openb_pods")) {
@@ -267,16 +328,40 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
     s.openb_pods_csv = read_text(path, source, r.line(o), "openb_pods.file");
     s.openb_pods_source = path;
     s.openb.tune = r.value<double>(o, "tune", "openb_pods.tune", 1.3);
+    if (std::string problem = tune_problem(s.openb.tune); !problem.empty())
+      r.fail(r.get(o, "tune"), "openb_pods.tune", problem);
     s.openb.resample = r.value<bool>(o, "resample", "openb_pods.resample", true);
     s.openb.departures = r.value<bool>(o, "departures", "openb_pods.departures", false);
-    if (!(s.openb.tune > 0 && s.openb.tune <= 10)) r.fail(o, "openb_pods.tune", "must be in (0, 10]");
   }
   if (sources != 1) r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
   if (s.fleet.size() == 0) r.fail(root, "fleet", "the fleet has no nodes");
   return s;
 }
 
+std::optional<QueueDiscipline> parse_queue(std::string_view text) {
+  if (text == "fifo") return QueueDiscipline::Fifo;
+  if (text == "skip-ahead") return QueueDiscipline::SkipAhead;
+  return std::nullopt;
+}
+
+void set_fleet_counts(Scenario& s, const std::vector<size_t>& which, const std::vector<int>& counts) {
+  int64_t units = 0;
+  for (size_t k = 0; k < which.size(); ++k) s.fleet_groups.at(which[k]).count = counts.at(k);
+  for (const auto& g : s.fleet_groups) {
+    if (g.count < 0) throw InputError("arguments", 0, "count", "must not be negative");
+    units += static_cast<int64_t>(g.count) * (1 + g.node.cards);
+  }
+  if (units > kMaxFleetUnits)
+    throw InputError(
+        "arguments", 0, "count",
+        fmt::format("the fleet would hold more than {} nodes and cards together", kMaxFleetUnits));
+  s.fleet = build_fleet(s.fleet_groups);
+}
+
 Scenario load_scenario(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, 0, "", "is a folder; give a scenario file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, 0, "", "cannot open file");
   std::ostringstream ss;

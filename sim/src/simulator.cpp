@@ -11,6 +11,7 @@
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/fragmentation.hpp"
+#include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/sim/engine.hpp"
@@ -101,7 +102,13 @@ class Run {
       }
     }
     sample();
-    for (uint32_t id : pending_) records_[id].status = "pending";
+    // Pods still waiting count in the pending figures with the wait so far
+    // (a lower bound); one FIFO never got to try says why it waited.
+    for (uint32_t id : pending_) {
+      records_[id].status = "pending";
+      if (records_[id].reason.empty()) records_[id].reason = "WaitingInQueue";
+      if (!result_.interrupted) metrics_.pending_time(engine_.now() - workload_[id].arrival);
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summarize(name, wall);
     result_.pods = std::move(records_);
@@ -241,12 +248,40 @@ class Run {
     // FIFO keeps arrival order: nobody passes a pod that is already waiting.
     const bool must_queue = options_.queue == QueueDiscipline::Fifo && !pending_.empty();
     if (must_queue || !try_place(id, true)) {
-      if (departures_)
-        pending_.push_back(id);
-      else
+      if (!departures_) {
         refuse(id);  // nothing ever leaves (the study's model): the pod is refused
+      } else if (never_fits(id)) {
+        // It fits no node even with the fleet empty: queueing it would block
+        // a FIFO queue forever. Refused, with HAMi's reason for it.
+        if (must_queue) try_place(id, true);  // cannot place; records why
+        event(id, {"Warning", "NeverFits", core::shortfall(*empty_fleet_, workload_[id].request)});
+        refuse(id);
+      } else {
+        pending_.push_back(id);
+      }
     }
     metrics_.observe_curve();
+  }
+
+  // True when the pod fits no node of the fleet with nothing running: HAMi's
+  // fit on an empty copy, asked once per request shape, with its own
+  // scheduler and a HAMi policy so no cache of the real run is disturbed.
+  bool never_fits(uint32_t id) {
+    const size_t shape = shape_of_[id];
+    if (never_fits_.size() <= shape) never_fits_.resize(shape + 1, -1);
+    if (never_fits_[shape] < 0) {
+      if (!empty_fleet_) {
+        empty_fleet_ = std::make_unique<core::Cluster>(cluster_);
+        empty_fleet_->clear_usage();
+        core::PolicyArgs args;
+        args.gpu_policy = options_.gpu_policy;
+        fit_policy_ = core::make_policy("hami", args);
+      }
+      const auto& pod = workload_[id].request;
+      never_fits_[shape] =
+          fit_scheduler_.place(*empty_fleet_, pod, *fit_policy_, core::Detail::Minimal).placed() ? 0 : 1;
+    }
+    return never_fits_[shape] == 1;
   }
 
   void refuse(uint32_t id) {
@@ -353,6 +388,10 @@ class Run {
   Engine engine_;
   std::vector<PodRecord> records_;
   std::deque<uint32_t> pending_;
+  std::unique_ptr<core::Cluster> empty_fleet_;  // for never_fits
+  std::unique_ptr<core::Policy> fit_policy_;
+  core::Scheduler fit_scheduler_;
+  std::vector<int8_t> never_fits_;  // by request shape: -1 unknown, 0 fits, 1 never
   std::unordered_map<uint32_t, Placement> running_;
   RunResult result_;
   size_t placed_ = 0, failed_ = 0, explained_ = 0, sample_every_ = 1;

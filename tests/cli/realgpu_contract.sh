@@ -17,4 +17,13 @@ expect run-bad-field 2 "bad.yaml:5: pods.gpumem" -- "$BIN" realgpu run "$OUT/bad
 printf 'name: x\npods:\n  - name: a\n    gpu: 1\n    command: ["false"]\n    expect_exit: 0\n' > "$OUT/fails.yaml"
 expect run-unexpected 1 'NOT as expected' -- "$BIN" realgpu run "$OUT/fails.yaml" --driver fake
 expect check-bad-driver 2 "--driver" -- "$BIN" realgpu check --driver quantum
+# issue 10: same-name pods, a malformed fake fleet, a command that is not found
+D="$SRC/tests/cli/data"
+checks=$((checks + 1))
+twins=$("$BIN" realgpu run "$D/realgpu-same-name.yaml" --driver fake --json | grep -o 'allocated_bytes[^,]*1048576000' | wc -l)
+[ "$twins" = 2 ] || { echo "FAIL same-name pods: $twins of 2 got their 1000 MiB"; fail=$((fail + 1)); }
+expect run-bad-fake-gpus 2 "realgpu-bad-fake.yaml:[0-9]+: fake_gpus: card 'Tesla T4:abc:40' is not name:MiB:SMs" -- \
+  "$BIN" realgpu run "$D/realgpu-bad-fake.yaml" --driver fake
+expect run-command-not-found 1 "command not found \(exit 127\)" -- \
+  "$BIN" realgpu run "$D/realgpu-not-found.yaml" --driver fake
 report

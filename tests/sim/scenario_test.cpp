@@ -116,6 +116,29 @@ TEST_CASE("bad scenario files name file, line and field", "[sim][errors]") {
   expect(fleet + "templates:\n  a: {gpu: 1}\ngenerator: {pods: 10, rate_per_s: -1, mix: [{template: a}]}\n",
          5, "generator.rate_per_s");
   expect(fleet + "templates:\n  a: {gpu: 1}\n", 1, "pods");
+  // issue 10: numbers and names that used to pass in silence
+  const std::string one = "templates:\n  a: {gpu: 1}\npods:\n- {at: 0, template: a}\n";
+  expect(fleet + "seed: -1\n" + one, 3, "seed");
+  expect(fleet + "gpu_policy: bogus\n" + one, 3, "gpu_policy");
+  expect(fleet + "gpu_policy: 'spread,foo'\n" + one, 3, "gpu_policy");
+  expect(fleet + "templates:\n  a: {gpu: 1}\npods:\n- {at: .inf, template: a}\n", 6, "pods[0].at");
+  expect(fleet +
+             "templates:\n  a: {gpu: 1}\ngenerator: {pods: 10, duration: lognormal, sigma: -1, mix: "
+             "[{template: a}]}\n",
+         5, "generator.sigma");
+  expect(fleet + "templates:\n  a: {gpu: 1}\ngenerator: {pods: 10, mix: [{template: a, weight: 0}]}\n", 5,
+         "generator.mix");
+  expect("fleet:\n- template: {name: n, model: T4, card_memory_mib: 16000}\n  count: 100000000000\n" + one, 3,
+         "fleet[0].count");
+  expect("fleet:\n- template: {name: 'a,b', model: T4, card_memory_mib: 16000}\n" + one, 2,
+         "fleet[0].template.name");
+  expect(fleet + "name: x\nname: y\n" + one, 4, "name");  // duplicate key
+  try {
+    parse_scenario("{}", "empty.yaml", ".");
+    FAIL("accepted {}");
+  } catch (const core::InputError& e) {
+    CHECK(e.field() == "fleet");  // was yaml-cpp's "invalid node; first invalid key"
+  }
 }
 
 // A what-if on a HAMi fleet (memory-and-cores requests, departures): FGD

@@ -136,3 +136,42 @@ TEST_CASE("the allocation curve by arrived demand has 131 points", "[sim][metric
   CHECK(r.summary["failed"] == 4);
   CHECK(r.summary["refusals_by_reason"]["CardInsufficientCore"] == 4);
 }
+
+TEST_CASE("FIFO refuses a pod no card could ever hold instead of queueing it", "[sim][input]") {
+  // 45000 MiB on a 16000 MiB card: before, it waited forever and blocked the five small pods.
+  Workload w{pod("whole", 0, 100, 16000), pod("huge", 1, 10, 45000)};
+  for (int i = 0; i < 5; ++i) w.push_back(pod("small-" + std::to_string(i), 2, 10, 1000));
+  auto r = simulate(one_card(), w, {});
+  const auto& huge = record(r, "huge");
+  CHECK(huge.status == "refused");
+  CHECK(huge.reason == "CardInsufficientMemory");
+  for (int i = 0; i < 5; ++i) {
+    const auto& s = record(r, "small-" + std::to_string(i));
+    CHECK(s.status == "completed");
+    CHECK(s.start == 100);
+  }
+  CHECK(r.summary["pending_at_end"] == 0);
+  CHECK(r.summary["refused"] == 1);
+  // The refusal says it in numbers.
+  bool said = false;
+  for (const auto& e : r.events)
+    if (e.pod == "huge" && e.reason == "NeverFits")
+      said = e.message.find("needs 45000 MiB") != std::string::npos &&
+             e.message.find("has 16000 MiB and 100% cores free") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("pods still waiting at the end count in the pending figures and have a reason", "[sim][input]") {
+  // "held" never leaves; "blocked" waits for a card that never frees; "behind" waits behind it (FIFO).
+  Workload w{pod("held", 0, kForever, 16000), pod("blocked", 1, 10, 16000), pod("behind", 3, 10, 1000)};
+  auto r = simulate(one_card(), w, {});
+  CHECK(record(r, "blocked").status == "pending");
+  CHECK_FALSE(record(r, "blocked").reason.empty());
+  CHECK(record(r, "behind").status == "pending");
+  CHECK(record(r, "behind").reason == "WaitingInQueue");
+  CHECK(r.summary["pending_at_end"] == 2);
+  // The run ends at t=3: "blocked" has waited 2 s so far (before, only "held"'s 0 s counted).
+  CHECK(r.summary["pending_seconds"]["max"].get<double>() == Approx(2));
+  for (const auto& p : r.pods)
+    if (p.status != "running" && p.status != "completed") CHECK_FALSE(p.reason.empty());
+}

@@ -2,31 +2,18 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
-
+#include "fields.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::core::codec {
 
 namespace {
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t pos = 0;
-  while (true) {
-    size_t next = s.find(sep, pos);
-    out.push_back(s.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
-    if (next == std::string_view::npos) break;
-    pos = next + 1;
-  }
-  return out;
-}
+using fields::split;
 
+// Memory and cores of a grant: whole, in range and not negative.
 template <typename T>
-T parse_int(std::string_view text, std::string_view field) {
-  T value{};
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
-    throw CodecError(fmt::format("invalid {} field '{}' in allocation", field, text));
+T grant_field(std::string_view text, std::string_view field) {
+  const T value = fields::parse_int<T>(text, field, " in allocation");
   if (value < 0) throw CodecError(fmt::format("{} must not be negative in allocation: '{}'", field, text));
   return value;
 }
@@ -57,11 +44,11 @@ AllocationText decode_allocation_text(std::string_view text) {
         continue;
       }
       auto f = split(entry, ',');
-      if (f.size() < 4)
+      if (f.size() != 4)
         throw CodecError(fmt::format("device entry '{}' has {} fields, want 4", entry, f.size()));
       if (f[0].empty()) throw CodecError(fmt::format("device entry '{}' has an empty UUID", entry));
-      grants.push_back({std::string(f[0]), std::string(f[1]), parse_int<int32_t>(f[2], "memory"),
-                        parse_int<int32_t>(f[3], "cores")});
+      grants.push_back({std::string(f[0]), std::string(f[1]), grant_field<int32_t>(f[2], "memory"),
+                        grant_field<int32_t>(f[3], "cores")});
     }
     out.push_back(std::move(grants));
   }
@@ -76,7 +63,7 @@ PodAllocation resolve_allocation(const AllocationText& text, const Node& node, s
     for (const auto& g : container) {
       int pos = -1;
       for (size_t i = 0; i < node.devices.size(); ++i)
-        if (node.devices[i].uuid == g.uuid) pos = static_cast<int>(i);
+        if (node.devices[i].uuid == card_of(g.uuid)) pos = static_cast<int>(i);
       if (pos < 0)
         throw CodecError(fmt::format("card '{}' is not registered on node '{}'", g.uuid, node.name));
       grants.push_back({pos, g.memory_mib, g.cores});

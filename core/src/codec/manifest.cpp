@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
@@ -29,7 +30,8 @@ YAML::Node get(const YAML::Node& map, const std::string& key) {
   return map[key];
 }
 
-int line_of(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+// A missing key's node is invalid and has no mark (asking throws): line 0.
+int line_of(const YAML::Node& n) { return n.IsDefined() && n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
 // Everything that reads one document goes through this context, so each
 // error names the file, the line and the field.
@@ -135,12 +137,7 @@ ScoringWeights parse_weights(const Doc& doc, const YAML::Node& at, const std::st
 
 void validate_gpu_policy(const Doc& doc, const YAML::Node& at, const std::string& field,
                          const std::string& v) {
-  for (const auto& token : comma_list(v))
-    if (token != "binpack" && token != "spread" && token != "topology-aware" && token != "mutex" &&
-        token != "numa")
-      doc.fail(at, field,
-               fmt::format("unknown GPU policy '{}' (binpack, spread, topology-aware, mutex, numa)", token));
-  if (comma_list(v).empty()) doc.fail(at, field, "empty GPU policy");
+  if (std::string problem = gpu_policy_problem(v); !problem.empty()) doc.fail(at, field, problem);
 }
 
 // A container's resources: limits first, then requests (HAMi's lookup order).
@@ -172,6 +169,57 @@ struct Resources {
   }
 };
 
+// nvidia.com/gpumem counts MiB. HAMi reads it with Quantity.AsInt64 into an
+// int32: "4000m" (a milli quantity) does not read and silently becomes "the
+// whole card", "4Gi" wraps, "-4000" asks for less than nothing. Those are
+// refused with the unit spelled out; whole numbers ("4000", "4k", "4e3") are
+// read as HAMi reads them.
+int64_t gpu_memory_mib(const Doc& doc, const YAML::Node& n, const std::string& field) {
+  const std::string text = doc.scalar(n, field);
+  const std::string unit = "gpumem counts MiB (write 4000 for 4000 MiB, 4096 for 4 GiB)";
+  int64_t mib = 0;
+  try {
+    mib = parse_quantity_integer(text);
+  } catch (const CodecError& e) {
+    doc.fail(n, field, fmt::format("{}; {}", e.what(), unit));
+  }
+  const size_t suffix = text.find_first_not_of("+-0123456789.");
+  const std::string tail = suffix == std::string::npos ? "" : text.substr(suffix);
+  if (tail == "m" || tail == "u" || tail == "n" || tail.find('-') != std::string::npos ||
+      (tail.empty() && text.find('.') != std::string::npos))
+    doc.fail(n, field,
+             fmt::format("'{}' is a fraction-scaled quantity HAMi cannot read as an integer (it would give "
+                         "the whole card); {}",
+                         text, unit));
+  if (mib < 0) doc.fail(n, field, fmt::format("'{}' is negative; {}", text, unit));
+  if (mib > std::numeric_limits<int32_t>::max())
+    doc.fail(n, field, fmt::format("'{}' is {} MiB, beyond HAMi's int32; {}", text, mib, unit));
+  return mib;
+}
+
+// A resource under the GPU resources' own prefix that HAMi does not know is
+// almost always a typo (nvidia.com/gpumemory): Kubernetes would leave such a
+// pod Pending on an unknown extended resource, so it is refused, not ignored.
+void check_gpu_resource_names(const Doc& doc, const YAML::Node& map, const std::string& where,
+                              const RequestDefaults& def) {
+  if (!map || !map.IsMap()) return;
+  const std::string prefix = def.resource_count;  // "nvidia.com/gpu"
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string key = it->first.Scalar();
+    if (key.rfind(prefix, 0) != 0 || (key.size() > prefix.size() && key[prefix.size()] == '.'))
+      continue;  // nvidia.com/gpu.shared and the like belong to other device plugins
+    if (key == def.resource_count || key == def.resource_memory || key == def.resource_memory_percentage ||
+        key == def.resource_cores || key == def.resource_priority)
+      continue;
+    doc.fail(it->first, where + key,
+             fmt::format("unknown resource '{}' (HAMi reads {}, {}, {}, {}); Kubernetes would leave this pod "
+                         "Pending on it",
+                         key, def.resource_count, def.resource_memory, def.resource_memory_percentage,
+                         def.resource_cores));
+  }
+}
+
 ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std::string& where,
                                  const RequestDefaults& def, HostResources& host) {
   ContainerRequest r;
@@ -181,6 +229,8 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
   Resources rs{doc, res ? doc.map_at(res, "limits", where + "resources.limits") : YAML::Node(),
                res ? doc.map_at(res, "requests", where + "resources.requests") : YAML::Node(),
                where + "resources."};
+  check_gpu_resource_names(doc, rs.limits, where + "resources.limits.", def);
+  check_gpu_resource_names(doc, rs.requests, where + "resources.requests.", def);
 
   // Host CPU / memory: requests, else limits (Kubernetes defaults requests to limits).
   auto host_value = [&](const char* name, bool mib) -> int64_t {
@@ -220,11 +270,7 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
     if (pct == 0) pct = kMemoryPercentUnset;  // HAMi ignores 0 (it would mean "no limit" to the shim)
   }
   int64_t mem = 0;
-  if (has_mem) {
-    mem = rs.integer(def.resource_memory);
-    if (mem < 0 || mem > std::numeric_limits<int32_t>::max())
-      doc.fail(rs.find(def.resource_memory), where + def.resource_memory, "must be a MiB count within int32");
-  }
+  if (has_mem) mem = gpu_memory_mib(doc, rs.find(def.resource_memory), rs.where + def.resource_memory);
   // Webhook: a whole card and no cores given means the card exclusively.
   bool exclusive_default = false;
   if (!has_cores) exclusive_default = has_pct ? pct == 100 : !has_mem;
@@ -294,6 +340,7 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
   }
   YAML::Node spec = doc.map_at(obj, "spec", "spec");
   if (!spec) doc.fail(obj, "spec", "a Pod needs a spec");
+  if (YAML::Node bound = get(spec, "nodeName")) pd.node_name = doc.scalar(bound, "spec.nodeName");
   HostResources init_peak, app_sum;
   auto read_list = [&](const char* key, std::vector<ContainerRequest>& out, bool init) {
     YAML::Node list = get(spec, key);
@@ -311,6 +358,8 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
       }
     }
   };
+  if (YAML::Node status = doc.map_at(obj, "status", "status"))
+    if (YAML::Node phase = get(status, "phase")) pd.phase = doc.scalar(phase, "status.phase");
   read_list("initContainers", p.init_containers, true);
   read_list("containers", p.containers, false);
   if (p.containers.empty()) doc.fail(spec, "spec.containers", "a Pod needs at least one container");
@@ -327,6 +376,8 @@ NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
   YAML::Node meta = doc.map_at(obj, "metadata", "metadata");
   if (!meta || !get(meta, "name")) doc.fail(obj, "metadata.name", "a Node needs a name");
   n.name = doc.scalar(get(meta, "name"), "metadata.name");
+  if (std::string problem = node_name_problem(n.name); !problem.empty())
+    doc.fail(get(meta, "name"), "metadata.name", problem);
   YAML::Node ann = doc.map_at(meta, "annotations", "metadata.annotations");
   if (ann) {
     auto field = [](std::string_view key) { return "metadata.annotations." + std::string(key); };
@@ -361,6 +412,7 @@ NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
         if (!v) return 0;
         try {
           int64_t m = parse_quantity_milli(doc.scalar(v, std::string("status.allocatable.") + key));
+          if (m < 0) doc.fail(v, std::string("status.allocatable.") + key, "must not be negative");
           return mib ? m / 1000 / (1024 * 1024) : m;
         } catch (const CodecError& e) {
           doc.fail(v, std::string("status.allocatable.") + key, e.what());
@@ -374,6 +426,15 @@ NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
 }
 
 }  // namespace
+
+std::string node_name_problem(std::string_view name) {
+  if (name.empty()) return "a node needs a name";
+  for (char c : name)
+    if (c == ',' || c == ':' || c == ';' || std::isspace(static_cast<unsigned char>(c)) || c == '\0')
+      return fmt::format("node name '{}' holds '{}', which HAMi's annotations use as a separator", name,
+                         c == '\0' ? std::string("\\0") : std::string(1, c));
+  return {};
+}
 
 std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source) {
   Doc doc{source};

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "fields.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::core::codec {
@@ -14,26 +14,8 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t pos = 0;
-  while (true) {
-    size_t next = s.find(sep, pos);
-    out.push_back(s.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
-    if (next == std::string_view::npos) break;
-    pos = next + 1;
-  }
-  return out;
-}
-
-template <typename T>
-T parse_int(std::string_view text, std::string_view field) {
-  T value{};
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
-    throw CodecError(fmt::format("invalid {} field '{}': not an integer in range", field, text));
-  return value;
-}
+using fields::parse_int;
+using fields::split;
 
 // Go strconv.ParseBool.
 bool parse_go_bool(std::string_view t) {
@@ -60,7 +42,15 @@ std::string json_string(const json& obj, const char* key) {
   return it->get<std::string>();
 }
 
+// HAMi's encoder omits zero values (an unhealthy card has no "health"), but
+// never a card's id or type: an entry without them (or with them empty) is
+// not a card.
 void validate(const Device& d) {
+  if (d.uuid.empty()) throw CodecError("a device needs a non-empty id");
+  if (d.uuid.find_first_of(",:;") != std::string::npos)
+    throw CodecError(
+        fmt::format("device id '{}' holds ',', ':' or ';' (HAMi's annotation separators)", d.uuid));
+  if (d.type.empty()) throw CodecError(fmt::format("device '{}' needs a non-empty type", d.uuid));
   if (d.slots < 0) throw CodecError(fmt::format("device '{}': count must not be negative", d.uuid));
   if (d.memory_mib < 0) throw CodecError(fmt::format("device '{}': devmem must not be negative", d.uuid));
   if (d.cores < 0) throw CodecError(fmt::format("device '{}': devcore must not be negative", d.uuid));
@@ -125,6 +115,7 @@ std::vector<Device> decode_legacy(std::string_view text) {
     validate(d);
     out.push_back(std::move(d));
   }
+  if (out.empty()) throw CodecError(fmt::format("registration '{}' lists no device", text));
   return out;
 }
 

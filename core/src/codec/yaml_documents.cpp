@@ -1,7 +1,9 @@
 #include "gpuslice/core/codec/yaml_documents.hpp"
 
+#include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 
+#include <map>
 #include <sstream>
 
 #include "gpuslice/core/errors.hpp"
@@ -53,16 +55,54 @@ void check_parser_terminates(const std::string& text, const std::string& source)
   }
 }
 
+// yaml-cpp keeps the first of two equal keys and drops the second without a
+// word; YAML 1.2 says keys are unique, so a repeated one is refused. The walk
+// is iterative (deep nesting must not overflow the stack) and bounded: a file
+// without aliases has fewer nodes than bytes, so many more visits mean
+// aliases expanding without end (an "alias bomb"), refused as well.
+void check_unique_keys(const YAML::Node& root, size_t text_size, const std::string& source) {
+  std::vector<YAML::Node> stack{root};
+  const size_t limit = 4 * text_size + 1024;
+  size_t visits = 0;
+  while (!stack.empty()) {
+    const YAML::Node n = stack.back();
+    stack.pop_back();
+    if (++visits > limit)
+      throw InputError(source, line_of(n.Mark()), "",
+                       "the document expands to too many nodes (aliases repeated without end?)");
+    if (n.IsSequence()) {
+      for (const auto& item : n) stack.push_back(item);
+      continue;
+    }
+    if (!n.IsMap()) continue;
+    std::map<std::string, int> keys;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      if (it->first.IsScalar()) {
+        const int line = line_of(it->first.Mark());
+        auto [at, fresh] = keys.emplace(it->first.Scalar(), line);
+        if (!fresh)
+          throw InputError(
+              source, line, it->first.Scalar(),
+              fmt::format("duplicate key (first at line {}); YAML keys must be unique", at->second));
+      }
+      stack.push_back(it->second);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<YAML::Node> load_yaml_documents(std::string_view text, const std::string& source) {
   const std::string owned(text);
+  std::vector<YAML::Node> docs;
   try {
     check_parser_terminates(owned, source);
-    return YAML::LoadAll(owned);
+    docs = YAML::LoadAll(owned);
   } catch (const YAML::Exception& e) {
     syntax_error(source, e.mark, e.msg);
   }
+  for (const auto& d : docs) check_unique_keys(d, owned.size(), source);
+  return docs;
 }
 
 YAML::Node load_yaml_document(std::string_view text, const std::string& source) {

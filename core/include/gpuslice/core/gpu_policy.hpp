@@ -25,6 +25,14 @@ struct GpuPolicy {
   static GpuPolicy parse(std::string_view text);
 };
 
+// The one check of a GPU policy string, wherever it comes from (flag,
+// annotation, scenario, Python, sweep): a known name or a comma chain of
+// them. HAMi itself sorts anything unknown as spread; we refuse it instead.
+// Returns an empty string when valid, else why not.
+std::string gpu_policy_problem(std::string_view text);
+// Throws std::invalid_argument with gpu_policy_problem's text.
+void check_gpu_policy(std::string_view text);
+
 // Device score (HAMi DeviceListsScore.ComputeScore) of one card for one
 // container: 10 * (ws*(r+used)/slots + wc*(c+usedcores)/cores + wm*(m+usedmem)/mem).
 // HAMi only counts the request when the container's type string equals the

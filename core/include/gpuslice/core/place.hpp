@@ -31,12 +31,22 @@ struct PlaceOutcome {
   PodRequest pod;
   Decision decision;
   std::string allocation_annotation;  // hami.io/vgpu-devices-allocated, empty when not placed
+  // What was read but not counted, as HAMi would skip it (pods on nodes not
+  // given, cards no longer registered); the CLI prints them to stderr.
+  std::vector<std::string> warnings;
+  // Why no node fits, in numbers: "needs 45000 MiB, the best card has 33140 free".
+  std::string shortfall;
 };
 
 // Throws InputError for bad input (file, line, field).
 PlaceOutcome place(const PlaceRequest& request);
 
-// {node, score, allocation, failed_nodes, events}
+// How close the best card comes to the pod's first GPU container, in numbers:
+// "needs 45000 MiB and 0% cores per card (1 card); the best card (GPU-x on
+// node n) has 15360 MiB and 100% cores free". Empty when the pod asks no GPU.
+std::string shortfall(const Cluster& cluster, const PodRequest& pod);
+
+// {node, score, allocation, failed_nodes, events, warnings, shortfall}
 nlohmann::ordered_json to_json(const PlaceOutcome& outcome);
 std::string to_text(const PlaceOutcome& outcome);
 

@@ -98,8 +98,12 @@ using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyArgs&)>;
 
 // Registry by name: "hami", "hami-binpack", "hami-spread", "random", "dotprod",
 // "gpupacking", "gpuclustering", "bestfit", "fgd".
+// Throws std::invalid_argument for an unknown name or GPU policy string.
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyArgs& args = {});
 std::vector<std::string> policy_names();
+// Why `name` is not a registered policy ("" when it is), listing the known
+// ones: front ends report it with their own file, line and field.
+std::string policy_name_problem(std::string_view name);
 void register_policy(std::string name, PolicyFactory factory);
 
 // HAMi's node score from usage before the pod:

@@ -27,6 +27,14 @@ struct OpenbOptions {
   int32_t slots = 1000;     // a card takes many shares; milli is the binding dimension
 };
 
+// The most pods one run may hold (a resampled replay stops there too).
+inline constexpr size_t kMaxPods = 50'000'000;
+// tune's range: the study sweeps up to 1.3; past 10x the fleet's GPUs the
+// extra demand is only refused, and the stream grows without purpose.
+inline constexpr double kMaxTune = 10;
+// Why a tune value is unusable ("" when it is fine): NaN, <= 0 or > kMaxTune.
+std::string tune_problem(double tune);
+
 // Nodes from openb_node_list_*.csv text (CPU-only nodes included if present).
 core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, int32_t slots = 1000);
 // The study's workload from the trace's pods (the artifact's SortClusterPods

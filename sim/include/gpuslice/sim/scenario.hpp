@@ -4,9 +4,11 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
+#include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/generator.hpp"
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/workload.hpp"
@@ -30,6 +32,9 @@ struct Scenario {
   uint64_t seed = 42;
   QueueDiscipline queue = QueueDiscipline::Fifo;
   core::Cluster fleet;
+  // The templates x counts the fleet was built from (empty for manifests and
+  // openb fleets): capacity planning changes counts here, not in YAML text.
+  std::vector<FleetGroup> fleet_groups;
   // Exactly one pod source.
   std::vector<PodTemplate> templates;
   std::vector<ExplicitPod> pods;
@@ -38,6 +43,13 @@ struct Scenario {
   std::string openb_pods_source;
   OpenbOptions openb;
 };
+
+// "fifo" | "skip-ahead"; nullopt for anything else. The one queue parser.
+std::optional<QueueDiscipline> parse_queue(std::string_view text);
+
+// Sets the count of fleet_groups[i] to counts[i] for each i in `which` and
+// rebuilds the fleet; throws InputError when the fleet would be too large.
+void set_fleet_counts(Scenario& scenario, const std::vector<size_t>& which, const std::vector<int>& counts);
 
 Scenario load_scenario(const std::string& path);
 Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir);

@@ -23,6 +23,12 @@ struct GrantText {
 };
 using AllocationText = std::vector<std::vector<GrantText>>;  // per container
 
+// The card a grant names: a MIG grant's UUID carries "[template-instance]"
+// after the card's, which HAMi strips when it counts usage (getNodesUsage).
+inline std::string_view card_of(std::string_view grant_uuid) {
+  return grant_uuid.substr(0, grant_uuid.find('['));
+}
+
 std::string encode_allocation(const PodAllocation& allocation, const Node& node);
 AllocationText decode_allocation_text(std::string_view text);  // throws CodecError
 // Resolves UUIDs against a node; throws CodecError for an unknown card.

@@ -30,12 +30,22 @@ struct PodDocument {
   std::string assigned_node;  // hami.io/vgpu-node (placed pods)
   std::string allocated;      // hami.io/vgpu-devices-allocated (placed pods)
   int allocated_line = 0;
+  std::string phase;      // status.phase ("" when absent)
+  std::string node_name;  // spec.nodeName: where Kubernetes bound it (any pod)
+  // HAMi drops Succeeded and Failed pods (k8sutil.IsPodInTerminatedState):
+  // what they held is free again.
+  bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
 };
 
 struct NodeDocument {
   Node node;
   int line = 0;
 };
+
+// Why a node name cannot be used ("" when it can): HAMi's annotations join
+// card UUIDs (which openb and templates derive from node names) with ',', ':'
+// and ';', so those, blanks and NULs are refused wherever nodes are named.
+std::string node_name_problem(std::string_view name);
 
 // Multi-document YAML, a v1 List, or a single object. `source` names the
 // file in errors. Documents of other kinds are skipped.

@@ -1,0 +1,113 @@
+// `gpuslice validate FILE...`: reads each file as what it looks like (Kubernetes
+// manifests, a scenario, an openb CSV, a realgpu scenario) without running
+// anything; prints one line per file and exits 2 when any file is bad.
+#include "validate_command.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <iostream>
+
+#include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/codec/yaml_documents.hpp"
+#include "gpuslice/core/errors.hpp"
+#include "io.hpp"
+#ifdef GPUSLICE_WITH_SIM
+#include "gpuslice/sim/openb.hpp"
+#include "gpuslice/sim/scenario.hpp"
+#endif
+#ifdef GPUSLICE_WITH_REALGPU
+#include "gpuslice/realgpu/local_run.hpp"
+#endif
+
+namespace gpuslice::cli {
+
+namespace {
+
+bool ends_with_csv(const std::string& path) {
+  if (path.size() < 4) return false;
+  std::string ext = path.substr(path.size() - 4);
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".csv";
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// What one file holds, in a few words; throws InputError when it is bad.
+std::string check_file(const std::string& path) {
+  const std::string text = read_file(path);
+  if (ends_with_csv(path)) {
+#ifdef GPUSLICE_WITH_SIM
+    const std::string header = first_line(text);
+    if (header.find("sn") != std::string::npos && header.find("model") != std::string::npos) {
+      const auto fleet = sim::load_openb_nodes(text, path);
+      return fmt::format("openb node list, {} nodes, {} GPUs", fleet.size(), fleet.device_count());
+    }
+    if (header.find("num_gpu") != std::string::npos) {
+      sim::OpenbOptions replay;
+      replay.resample = false;
+      const size_t rows = sim::load_openb_pods(text, path, core::Cluster{}, replay).size();
+      sim::load_openb_pods(text, path, core::Cluster{}, sim::OpenbOptions{});  // resampling needs a GPU pod
+      return fmt::format("openb pod list, {} pods", rows);
+    }
+    throw core::InputError(path, 1, "",
+                           "a CSV with neither openb node columns (sn, model) nor pod ones (num_gpu)");
+#else
+    throw core::InputError(path, 0, "", "this build has no simulator to read openb CSVs");
+#endif
+  }
+  const auto docs = core::codec::load_yaml_documents(text, path);
+  const YAML::Node* root = nullptr;
+  for (const auto& d : docs)
+    if (d && !d.IsNull()) {
+      root = &d;
+      break;
+    }
+  if (root && root->IsMap() && !(*root)["kind"] && (*root)["fleet"]) {
+#ifdef GPUSLICE_WITH_SIM
+    const sim::Scenario s = sim::load_scenario(path);
+    return fmt::format("scenario '{}', {} nodes", s.name, s.fleet.size());
+#else
+    throw core::InputError(path, 0, "", "this build has no simulator to read scenarios");
+#endif
+  }
+  if (root && root->IsMap() && !(*root)["kind"] && (*root)["pods"]) {
+#ifdef GPUSLICE_WITH_REALGPU
+    const auto s = realgpu::load_local_scenario(path);
+    return fmt::format("realgpu scenario '{}', {} pods", s.name, s.pods.size());
+#else
+    throw core::InputError(path, 0, "", "this build has no realgpu runner to read its scenarios");
+#endif
+  }
+  const auto nodes = core::codec::parse_nodes(text, path);
+  const auto pods = core::codec::parse_pods(text, path);
+  if (nodes.empty() && pods.empty())
+    throw core::InputError(path, 0, "kind", "no Node or Pod objects, and not a scenario");
+  return fmt::format("manifests, {} nodes, {} pods", nodes.size(), pods.size());
+}
+
+}  // namespace
+
+void register_validate_command(CLI::App& app) {
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto* cmd = app.add_subcommand(
+      "validate",
+      "Check files without running anything: manifests, scenarios, openb CSVs (exit 2 if any is bad)");
+  cmd->add_option("files", *files, "files to check")->required();
+  cmd->callback([files] {
+    size_t bad = 0;
+    for (const auto& f : *files) {
+      try {
+        const std::string what = check_file(f);  // before printing: it may throw
+        std::cout << f << ": ok (" << what << ")\n";
+      } catch (const core::InputError& e) {
+        ++bad;
+        std::cerr << e.what() << "\n";
+      }
+    }
+    if (bad) throw CLI::RuntimeError(2);
+  });
+}
+
+}  // namespace gpuslice::cli

@@ -1,0 +1,6 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace gpuslice::cli {
+void register_validate_command(CLI::App& app);
+}
