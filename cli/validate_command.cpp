@@ -47,9 +47,9 @@ std::string check_file(const std::string& path) {
     if (header.find("num_gpu") != std::string::npos) {
       sim::OpenbOptions replay;
       replay.resample = false;
-      const size_t rows = sim::load_openb_pods(text, path, core::Cluster{}, replay).size();
-      sim::load_openb_pods(text, path, core::Cluster{}, sim::OpenbOptions{});  // resampling needs a GPU pod
-      return fmt::format("openb pod list, {} pods", rows);
+      const auto rows = sim::load_openb_pods(text, path, core::Cluster{}, replay);
+      sim::require_gpu_demand(rows, path);  // what a resampled replay needs
+      return fmt::format("openb pod list, {} pods", rows.size());
     }
     throw core::InputError(path, 1, "",
                            "a CSV with neither openb node columns (sn, model) nor pod ones (num_gpu)");

@@ -130,6 +130,14 @@ std::string tune_problem(double tune) {
   return {};
 }
 
+void require_gpu_demand(const Workload& trace, const std::string& source) {
+  if (std::none_of(trace.begin(), trace.end(), [](const PodSpec& p) { return p.gpu_milli > 0; }))
+    throw InputError(source, 0, "num_gpu",
+                     "no pod asks for a GPU (num_gpu or gpu_milli is 0 on every row): the study's "
+                     "resampling draws until GPU demand reaches tune x the fleet's GPUs, which these "
+                     "pods never would");
+}
+
 core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, int32_t slots) {
   const Table t = read_table(csv, source);
   const int sn = t.column("sn", source), cpu = t.column("cpu_milli", source),

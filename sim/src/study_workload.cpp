@@ -42,9 +42,7 @@ Workload study_workload(Workload trace, const core::Cluster& fleet, const OpenbO
   for (size_t id = 0; id < fleet.size(); ++id)
     capacity += 1000 * static_cast<int64_t>(fleet.node(id).devices.size());
   for (const auto& p : trace) demand += p.gpu_milli;
-  if (demand == 0)
-    throw core::InputError(source, 0, "num_gpu",
-                           "no pod asks for a GPU: the study's workload cannot reach tune x capacity");
+  require_gpu_demand(trace, source);
   if (capacity == 0) throw core::InputError(source, 0, "gpu", "the fleet has no GPU");
   const double target = options.tune * static_cast<double>(capacity);
   std::mt19937_64 rng(options.seed);
@@ -60,8 +58,7 @@ Workload study_workload(Workload trace, const core::Cluster& fleet, const OpenbO
   }
   // Tuning up: draws appended until the next one would pass the target.
   // Each draw asks for a GPU with probability > 0, so this ends; the cap
-  // only bounds memory on absurd inputs.
-  constexpr size_t kMaxPods = 50'000'000;
+  // only bounds memory on absurd inputs (kMaxPods, openb.hpp).
   while (out.size() < kMaxPods) {
     const PodSpec& drawn = trace[below(rng, trace.size())];
     if (static_cast<double>(demand + per_card_milli(drawn)) > target) break;

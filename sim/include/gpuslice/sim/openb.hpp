@@ -34,6 +34,9 @@ inline constexpr size_t kMaxPods = 50'000'000;
 inline constexpr double kMaxTune = 10;
 // Why a tune value is unusable ("" when it is fine): NaN, <= 0 or > kMaxTune.
 std::string tune_problem(double tune);
+// Throws InputError (field num_gpu) when no pod of a trace asks for a GPU:
+// the study's resampling could never reach tune x capacity with them.
+void require_gpu_demand(const Workload& trace, const std::string& source);
 
 // Nodes from openb_node_list_*.csv text (CPU-only nodes included if present).
 core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, int32_t slots = 1000);
