@@ -2,73 +2,14 @@
 // fragmentation measure they rest on.
 #include <catch2/catch.hpp>
 
-#include "gpuslice/core/fragmentation.hpp"
-#include "gpuslice/core/policy.hpp"
-#include "gpuslice/core/scheduler.hpp"
+#include "policy_fixtures.hpp"
 
 using namespace gpuslice::core;
-
-namespace {
-
-Node node(const std::string& name, int cards, int64_t cpu = 64000) {
-  Node n;
-  n.name = name;
-  for (int i = 0; i < cards; ++i) {
-    Device d;
-    d.uuid = name + "-" + std::to_string(i);
-    d.index = i;
-    d.type = "NVIDIA-T4";
-    d.slots = 10;
-    d.memory_mib = 10000;
-    d.cores = 100;
-    d.healthy = true;
-    n.devices.push_back(d);
-  }
-  n.capacity = {cpu, 131072};
-  return n;
-}
-
-// One container on `count` cards, `cores`% and the same % of memory each.
-PodRequest share(int cores, int count = 1, int64_t cpu = 1000) {
-  PodRequest p;
-  p.name = "p";
-  ContainerRequest c;
-  c.count = count;
-  c.cores = cores;
-  c.memory_percent = cores;
-  p.containers.push_back(c);
-  p.host = {cpu, 1024};
-  return p;
-}
-
-// Puts `cores`% of card `card` of node `id` in use.
-void use(Cluster& c, size_t id, int card, int cores) {
-  PodAllocation a;
-  a.containers.push_back({DeviceGrant{card, 100LL * cores, cores}});
-  c.charge(id, a, {});
-}
-
-struct Choice {
-  std::string node;
-  int card;
-};
-
-Choice place(Cluster& c, const PodRequest& pod, const std::string& policy,
-             std::vector<TypicalPod> typical = {}) {
-  PolicyArgs args;
-  args.typical_pods = std::move(typical);
-  auto p = make_policy(policy, args);
-  Scheduler s;
-  const Decision d = s.place(c, pod, *p, Detail::Full);
-  REQUIRE(d.placed());
-  return {c.node(*d.node).name, d.allocation.containers.front().front().device};
-}
-
-}  // namespace
+using namespace gpuslice::core::testing;
 
 TEST_CASE("fragment: free compute a typical pod cannot use", "[core][fragmentation]") {
   Cluster c;
-  c.add_node(node("a", 2));
+  c.add_node(t4_node("a", 2));
   FragmentationModel half({TypicalPod{share(50), 1.0}});
   CHECK(half.node_fragment(c.view(0)) == 0);  // both cards can take half a card
   use(c, 0, 0, 70);                           // card 0 keeps 300 milli: too little
@@ -79,7 +20,7 @@ TEST_CASE("fragment: free compute a typical pod cannot use", "[core][fragmentati
   CHECK(mix.node_fragment(c.view(0)) == Approx(0.5 * 300));
   // No CPU left: nothing fits, all free compute (300 + 1000) is fragment.
   Cluster cpu_bound;
-  cpu_bound.add_node(node("b", 2, 500));
+  cpu_bound.add_node(t4_node("b", 2, {.cpu_milli = 500}));
   cpu_bound.charge(0, PodAllocation{{{DeviceGrant{0, 7000, 70}}}, 0}, {});
   CHECK(half.node_fragment(cpu_bound.view(0)) == Approx(1300));
 }
@@ -102,7 +43,7 @@ TEST_CASE("fgd keeps a card that typical pods can still use", "[core][policy][fg
   // card 0 leaves 100 milli nobody can use; on card 1 it leaves 500, which a
   // typical pod can use. FGD picks card 1; best fit picks card 0.
   Cluster c;
-  c.add_node(node("a", 2));
+  c.add_node(t4_node("a", 2));
   use(c, 0, 0, 40);
   CHECK(place(c, share(50), "fgd", {TypicalPod{share(50), 1.0}}).card == 1);
   CHECK(place(c, share(50), "bestfit").card == 0);
@@ -113,8 +54,8 @@ TEST_CASE("fgd prefers the node whose fragment it shrinks", "[core][policy][fgd]
   // Node b: card at 200 used (800 free, usable). A 30% pod on a turns 400
   // fragment into 100 (gain 300); on b it leaves 500, still usable (gain 0).
   Cluster c;
-  c.add_node(node("b", 1));
-  c.add_node(node("a", 1));
+  c.add_node(t4_node("b", 1));
+  c.add_node(t4_node("a", 1));
   use(c, 0, 0, 20);
   use(c, 1, 0, 60);
   CHECK(place(c, share(30), "fgd", {TypicalPod{share(50), 1.0}}).node == "a");
@@ -122,16 +63,16 @@ TEST_CASE("fgd prefers the node whose fragment it shrinks", "[core][policy][fgd]
 
 TEST_CASE("bestfit takes the node left with least", "[core][policy][bestfit]") {
   Cluster c;
-  c.add_node(node("big", 8));
-  c.add_node(node("small", 2));
+  c.add_node(t4_node("big", 8));
+  c.add_node(t4_node("small", 2));
   CHECK(place(c, share(100), "bestfit").node == "small");
 }
 
 TEST_CASE("gpupacking: shared card, then idle card on a busy node, then an idle node",
           "[core][policy][gpupacking]") {
   Cluster c;
-  c.add_node(node("idle", 2));
-  c.add_node(node("busy", 2));
+  c.add_node(t4_node("idle", 2));
+  c.add_node(t4_node("busy", 2));
   use(c, 1, 0, 30);
   const Choice shared = place(c, share(20), "gpupacking");
   CHECK(shared.node == "busy");
@@ -145,8 +86,8 @@ TEST_CASE("dotprod avoids the node whose free resources align with the pod", "[c
   // Same cards; node a has much free CPU, node b little. A CPU-heavy pod's
   // demand aligns with a's free vector (larger product), so b is chosen.
   Cluster c;
-  c.add_node(node("a", 1, 64000));
-  c.add_node(node("b", 1, 64000));
+  c.add_node(t4_node("a", 1, {.cpu_milli = 64000}));
+  c.add_node(t4_node("b", 1, {.cpu_milli = 64000}));
   c.charge(1, PodAllocation{}, {48000, 0});
   CHECK(place(c, share(50, 1, 8000), "dotprod").node == "b");
 }
@@ -155,9 +96,9 @@ TEST_CASE("gpuclustering keeps one GPU tag together", "[core][policy][gpucluster
   // The artifact's tags: every share is "share-gpu", a whole card "1-gpu"
   // (this test used to key by share size, which the artifact does not).
   Cluster c;
-  c.add_node(node("other", 2));
-  c.add_node(node("same", 2));
-  c.add_node(node("idle", 2));
+  c.add_node(t4_node("other", 2));
+  c.add_node(t4_node("same", 2));
+  c.add_node(t4_node("idle", 2));
   auto p = make_policy("gpuclustering");
   Scheduler s;
   auto commit_on = [&](size_t id, const PodRequest& pod) {
@@ -186,7 +127,7 @@ TEST_CASE("gpuclustering keeps one GPU tag together", "[core][policy][gpucluster
 TEST_CASE("random is fixed by its seed and differs across seeds", "[core][policy][random]") {
   auto run = [](uint64_t seed) {
     Cluster c;
-    for (int i = 0; i < 20; ++i) c.add_node(node("n" + std::to_string(i), 2));
+    for (int i = 0; i < 20; ++i) c.add_node(t4_node("n" + std::to_string(i), 2));
     PolicyArgs args;
     args.seed = seed;
     auto p = make_policy("random", args);

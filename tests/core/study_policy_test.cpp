@@ -3,43 +3,12 @@
 // dimensions (slots, memory, cores): cases worked out by hand.
 #include <catch2/catch.hpp>
 
-#include "gpuslice/core/fragmentation.hpp"
-#include "gpuslice/core/policy.hpp"
-#include "gpuslice/core/scheduler.hpp"
+#include "policy_fixtures.hpp"
 
 using namespace gpuslice::core;
+using namespace gpuslice::core::testing;
 
 namespace {
-
-Node card_node(const std::string& name, int cards, int64_t card_mib = 10000) {
-  Node n;
-  n.name = name;
-  for (int i = 0; i < cards; ++i) {
-    Device d;
-    d.uuid = name + "-" + std::to_string(i);
-    d.index = i;
-    d.type = "NVIDIA-T4";
-    d.slots = 10;
-    d.memory_mib = card_mib;
-    d.cores = 100;
-    d.healthy = true;
-    n.devices.push_back(d);
-  }
-  n.capacity = {64000, 131072};
-  return n;
-}
-
-PodRequest share(int cores, int64_t cpu = 1000) {
-  PodRequest p;
-  p.name = "p";
-  ContainerRequest c;
-  c.count = 1;
-  c.cores = cores;
-  c.memory_percent = cores;
-  p.containers.push_back(c);
-  p.host = {cpu, 1024};
-  return p;
-}
 
 // A HAMi request for memory only (nvidia.com/gpumem), as most HAMi pods are.
 PodRequest memory_only(int64_t mib) {
@@ -53,28 +22,6 @@ PodRequest memory_only(int64_t mib) {
   return p;
 }
 
-void use(Cluster& c, size_t id, int card, int cores, int64_t mib) {
-  PodAllocation a;
-  a.containers.push_back({DeviceGrant{card, mib, cores}});
-  c.charge(id, a, {});
-}
-
-struct Choice {
-  std::string node;
-  int card;
-};
-
-Choice place(Cluster& c, const PodRequest& pod, const std::string& policy,
-             std::vector<TypicalPod> typical = {}) {
-  PolicyArgs args;
-  args.typical_pods = std::move(typical);
-  auto p = make_policy(policy, args);
-  Scheduler s;
-  const Decision d = s.place(c, pod, *p, Detail::Full);
-  REQUIRE(d.placed());
-  return {c.node(*d.node).name, d.allocation.containers.front().front().device};
-}
-
 }  // namespace
 
 TEST_CASE("fgd scores as integers: small gains tie and go to the node listed first", "[core][policy][fgd]") {
@@ -84,8 +31,8 @@ TEST_CASE("fgd scores as integers: small gains tie and go to the node listed fir
   // and 50.6: both score 50, and the artifact's selectHost takes the name
   // sorting first, here the node listed first. The exact variant takes b.
   Cluster c;
-  c.add_node(card_node("a", 1));
-  c.add_node(card_node("b", 1));
+  c.add_node(t4_node("a", 1));
+  c.add_node(t4_node("b", 1));
   use(c, 0, 0, 48, 4800);
   use(c, 1, 0, 50, 5000);
   const std::vector<TypicalPod> typical = {{share(60), 0.05}, {share(10), 0.95}};
@@ -118,7 +65,7 @@ TEST_CASE("typical pods count CPU-only shapes; equal counts put the larger shape
 TEST_CASE("fragment: a CPU-only typical pod counts all free GPU; typical fit reads CPU, not memory",
           "[core][fragmentation]") {
   Cluster c;
-  Node n = card_node("a", 2);
+  Node n = t4_node("a", 2);
   n.capacity = {64000, 2048};
   c.add_node(n);
   use(c, 0, 0, 30, 3000);
@@ -149,7 +96,7 @@ TEST_CASE("2-D repro: a 3000 MiB pod goes to the T4 with 3360 MiB free, not 5360
   // research policies used to read cores only and saw two idle cards.
   for (const char* policy : {"bestfit", "fgd", "gpupacking", "dotprod", "fgd-exact"}) {
     Cluster c;
-    c.add_node(card_node("a", 2, 15360));
+    c.add_node(t4_node("a", 2, {.card_mib = 15360}));
     use(c, 0, 0, 0, 10000);
     use(c, 0, 1, 0, 12000);
     INFO(policy);
@@ -162,8 +109,8 @@ TEST_CASE("each research policy on memory-only pods", "[core][policy]") {
   // (869 free). A 3000 MiB pod fits both.
   auto fleet = [] {
     Cluster c;
-    c.add_node(card_node("a", 1, 15360));
-    c.add_node(card_node("b", 1, 15360));
+    c.add_node(t4_node("a", 1, {.card_mib = 15360}));
+    c.add_node(t4_node("b", 1, {.card_mib = 15360}));
     use(c, 0, 0, 0, 12000);
     use(c, 1, 0, 0, 2000);
     return c;
