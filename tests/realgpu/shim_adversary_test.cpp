@@ -13,34 +13,24 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpuslice/realgpu/child_process.hpp"
-#include "gpuslice/realgpu/toolkit.hpp"
+#include "shim_lab.hpp"
 
 using namespace gpuslice::realgpu;
+using namespace gpuslice::realgpu::testing;
 using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr uint64_t MiB = 1ULL << 20;
-
-struct Lab {
-  Toolkit t = locate_toolkit(DriverChoice::Fake);
-  ~Lab() {
-    std::error_code ec;
-    fs::remove_all(t.scratch, ec);
-  }
+struct Lab : ShimLab {
   std::string adversary() const { return (fs::path(t.probe).parent_path() / "gpuslice-adversary").string(); }
-  std::map<std::string, std::string> slice(const std::string& name, uint64_t mib) const {
-    return slice_environment(t, SliceSpec{name, mib, 0, "default", ""});
-  }
   json run(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
            std::string* err = nullptr) const {
     const ChildResult r = run_child(args, env);
     if (err) *err = r.err;
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
-    return json::parse(r.out.substr(0, r.out.find('\n')));
+    return first_json(r.out);
   }
   json adversary(const std::string& command, uint64_t limit_mib,
                  const std::map<std::string, std::string>& env, std::string* err = nullptr) const {

@@ -7,15 +7,13 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "gpuslice/realgpu/child_process.hpp"
-#include "gpuslice/realgpu/toolkit.hpp"
+#include "shim_lab.hpp"
 
 using namespace gpuslice::realgpu;
+using namespace gpuslice::realgpu::testing;
 using nlohmann::json;
 
 namespace {
-
-constexpr uint64_t MiB = 1ULL << 20;
 
 struct Pod {
   std::map<std::string, std::string> env;
@@ -27,15 +25,10 @@ struct Pod {
 json first_json(const ChildResult& r) {
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  return json::parse(r.out.substr(0, r.out.find('\n')));
+  return testing::first_json(r.out);
 }
 
-struct Lab {
-  Toolkit t = locate_toolkit(DriverChoice::Fake);
-  ~Lab() {
-    std::error_code ec;
-    std::filesystem::remove_all(t.scratch, ec);
-  }
+struct Lab : ShimLab {
   std::vector<std::string> spin(int seconds) const {
     return {t.probe, "spin", "--seconds", std::to_string(seconds), "--kernel-us", "2000"};
   }

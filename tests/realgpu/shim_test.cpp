@@ -11,36 +11,15 @@
 #include <random>
 #include <thread>
 
-#include "gpuslice/realgpu/child_process.hpp"
-#include "gpuslice/realgpu/toolkit.hpp"
+#include "shim_lab.hpp"
 
 using namespace gpuslice::realgpu;
+using namespace gpuslice::realgpu::testing;
 using nlohmann::json;
 
 namespace {
 
-constexpr uint64_t MiB = 1ULL << 20;
-
-struct Lab {
-  Toolkit t = locate_toolkit(DriverChoice::Fake);
-  ~Lab() {
-    std::error_code ec;
-    std::filesystem::remove_all(t.scratch, ec);
-  }
-  std::vector<std::string> probe(std::vector<std::string> args) const {
-    args.insert(args.begin(), t.probe);
-    return args;
-  }
-  std::map<std::string, std::string> slice(const std::string& name, uint64_t mib) const {
-    return slice_environment(t, SliceSpec{name, mib, 0, "default", ""});
-  }
-};
-
-json first_json(const std::string& out) {
-  const auto nl = out.find('\n');
-  REQUIRE(nl != std::string::npos);
-  return json::parse(out.substr(0, nl));
-}
+using Lab = ShimLab;
 
 json run_probe(const Lab& lab, std::vector<std::string> args, const std::map<std::string, std::string>& env,
                std::string* err = nullptr) {
