@@ -4,24 +4,16 @@
 // are not HAMi's, a Succeeded pod holds nothing (IsPodInTerminatedState), a
 // grant on a card no longer registered counts nothing.
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/place.hpp"
+#include "source_file.hpp"
 
 using namespace gpuslice::core;
 using Catch::Matchers::Contains;
 
 namespace {
-TextInput file(const std::string& rel) {
-  std::string path = std::string(GPUSLICE_SOURCE_DIR) + "/" + rel;
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return {ss.str(), rel};
-}
+TextInput file(const std::string& rel) { return testing::source_file(rel); }
 }  // namespace
 
 TEST_CASE("a kubectl dump works as both --nodes and --existing", "[place][kubectl]") {

@@ -1,22 +1,14 @@
 // gpuslice place's service on the bundled examples (the seed lab manifests).
 #include <catch2/catch.hpp>
-#include <fstream>
-#include <sstream>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/place.hpp"
+#include "source_file.hpp"
 
 using namespace gpuslice::core;
 
 namespace {
-TextInput file(const std::string& rel) {
-  std::string path = std::string(GPUSLICE_SOURCE_DIR) + "/" + rel;
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return {ss.str(), rel};
-}
+TextInput file(const std::string& rel) { return testing::source_file(rel); }
 }  // namespace
 
 TEST_CASE("third 4000 MiB slice on the lab T4 fits with HAMi's event text", "[place][seed]") {
