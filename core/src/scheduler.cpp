@@ -115,6 +115,20 @@ bool Scheduler::seen_same_state(const Cluster& cluster, size_t id) const {
   return !inserted && cluster.same_state(it->second, id);
 }
 
+Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Policy& policy,
+                                                size_t shape) const {
+  // Kept while the cluster (epoch) and the policy stay the same.
+  if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
+    score_cache_.clear();
+    score_epoch_ = cluster.epoch();
+    score_policy_ = &policy;
+  }
+  // Bounded memory: about 32 bytes per (shape, node); start over past 16M.
+  if (!score_cache_.count(shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
+    score_cache_.clear();
+  return score_cache_[shape];
+}
+
 Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                           std::optional<size_t> shape) const {
   policy.begin_pod(pod);
@@ -189,14 +203,7 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     // per (shape, node), so unchanged nodes are not checked again.
     std::vector<CachedScore>* unfit = nullptr;
     if (shape && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
-      if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
-        score_cache_.clear();
-        score_epoch_ = cluster.epoch();
-        score_policy_ = &policy;
-      }
-      if (!score_cache_.count(*shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
-        score_cache_.clear();
-      unfit = &score_cache_[*shape].nodes;
+      unfit = &shape_scores(cluster, policy, *shape).nodes;
       unfit->resize(cluster.size());
     }
     auto& candidates = draw_scratch_;
@@ -230,15 +237,7 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
   } else if (cache_scores && shape) {
     // A node's score for a request shape only changes with the node: keep
     // it per (shape, node) and re-score only nodes changed since.
-    if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
-      score_cache_.clear();
-      score_epoch_ = cluster.epoch();
-      score_policy_ = &policy;
-    }
-    // Bounded memory: about 32 bytes per (shape, node); start over past 16M.
-    if (!score_cache_.count(*shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
-      score_cache_.clear();
-    auto& cache = score_cache_[*shape];
+    auto& cache = shape_scores(cluster, policy, *shape);
     cache.nodes.resize(cluster.size());
     PodAllocation scratch_allocation;
     // Best first: higher rank, then the node listed first.

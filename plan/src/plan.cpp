@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
@@ -34,11 +35,7 @@ struct ResolvedText {
 
 ResolvedText resolve_text(const ScenarioSource& s) {
   if (s.text) return {*s.text, s.source, s.base_dir};
-  std::ifstream in(s.path, std::ios::binary);
-  if (!in) throw InputError(s.path, 0, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return {ss.str(), s.path, std::filesystem::path(s.path).parent_path().string()};
+  return {core::codec::read_text_file(s.path), s.path, std::filesystem::path(s.path).parent_path().string()};
 }
 
 YAML::Node to_yaml(const json& j) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/place.hpp"
@@ -69,14 +70,7 @@ void check_fake_gpus(const std::string& path, const YAML::Node& at, const std::s
 }  // namespace
 
 LocalScenario load_local_scenario(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw core::InputError(path, 0, "", "is a folder; give a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError(path, 0, "", "cannot read the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  const YAML::Node root = core::codec::load_yaml_document(text.str(), path);
+  const YAML::Node root = core::codec::load_yaml_document(core::codec::read_text_file(path), path);
   if (!root.IsMap()) throw core::InputError(path, 1, "", "expected a mapping with name and pods");
   LocalScenario s;
   s.source = path;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
@@ -27,16 +28,8 @@ using core::InputError;
 constexpr int64_t kMaxFleetUnits = 2'000'000;
 
 std::string read_text(const std::string& path, const std::string& from, int line, const std::string& field) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(from, line, field, fmt::format("'{}' is a folder; give a file", path));
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    throw InputError(from, line, field, fmt::format("'{}' is not a regular file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(from, line, field, fmt::format("cannot open '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const core::codec::NamedAt named{from, line, field};
+  return core::codec::read_text_file(path, &named);
 }
 
 struct Reader {
@@ -359,14 +352,8 @@ void set_fleet_counts(Scenario& s, const std::vector<size_t>& which, const std::
 }
 
 Scenario load_scenario(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(path, 0, "", "is a folder; give a scenario file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_scenario(ss.str(), path, std::filesystem::path(path).parent_path().string());
+  return parse_scenario(core::codec::read_text_file(path), path,
+                        std::filesystem::path(path).parent_path().string());
 }
 
 Workload materialize(const Scenario& s, uint64_t seed) {

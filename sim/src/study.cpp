@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/openb.hpp"
@@ -25,11 +26,8 @@ namespace {
 using core::InputError;
 
 std::string read_file(const std::string& path, const std::string& field) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, field, "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const core::codec::NamedAt named{"command line", 0, field};
+  return core::codec::read_text_file(path, &named);
 }
 
 std::string stem(const std::string& path) { return std::filesystem::path(path).stem().string(); }

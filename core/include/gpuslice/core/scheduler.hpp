@@ -86,6 +86,8 @@ class Scheduler {
     size_t seen_changes = 0;         // the cluster's change log read so far
     bool primed = false;
   };
+  // The scores kept for request shape `shape` (reset when the cluster or policy changes).
+  ShapeScores& shape_scores(const Cluster& cluster, const Policy& policy, size_t shape) const;
   mutable std::unordered_map<size_t, ShapeScores> score_cache_;  // shape -> scores
   mutable uint64_t score_epoch_ = 0;
   mutable const Policy* score_policy_ = nullptr;

@@ -1,0 +1,22 @@
+// Reading an input file whole: the one place the front ends (CLI, simulator,
+// planner, realgpu runner) open their inputs, so every refusal reads alike.
+#pragma once
+
+#include <string>
+
+namespace gpuslice::core::codec {
+
+// Where a file was named, for errors about it: a field of another file (a
+// scenario naming its openb CSV) or of the command line.
+struct NamedAt {
+  std::string source;
+  int line = 0;
+  std::string field;
+};
+
+// The whole text of `path`. A folder, anything but a regular file (a FIFO or
+// a device would block or never end) and a file that cannot be opened are an
+// InputError: at `path` itself, or where it was named when `named_at` is set.
+std::string read_text_file(const std::string& path, const NamedAt* named_at = nullptr);
+
+}  // namespace gpuslice::core::codec
