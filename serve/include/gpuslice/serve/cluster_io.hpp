@@ -1,0 +1,99 @@
+// The seam between `gpuslice serve`'s decision state and wherever the
+// cluster lives: a Kubernetes API server (list + watch in, patches, bindings
+// and events out) or a snapshot file served from memory (no API calls).
+// Objects cross this seam as the API's own JSON (a Node or a Pod exactly as
+// `GET /api/v1/nodes` returns its items), so one decoder (the core's
+// manifest codec) reads them whatever their source.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuslice::serve {
+
+// A pod as the extender protocol names it.
+struct PodRef {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+};
+
+// A failed API call: the HTTP status (0 when no answer came) and the
+// server's message. Callers turn it into the extender's error answer and a
+// pod event; it never escapes a request handler.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+enum class WatchKind { Added, Modified, Deleted };
+
+// What the feed tells the state. Calls come from the feed's own thread; the
+// state serialises them with filters and binds (one writer).
+class ClusterSink {
+ public:
+  virtual ~ClusterSink() = default;
+  // The whole cluster, after a (re)list: replaces everything known so far.
+  virtual void replace_all(const std::vector<nlohmann::json>& nodes, const std::vector<nlohmann::json>& pods) = 0;
+  // One watch event; `object` is the Node or Pod after the change (before
+  // it, for Deleted).
+  virtual void node_changed(WatchKind kind, const nlohmann::json& object) = 0;
+  virtual void pod_changed(WatchKind kind, const nlohmann::json& object) = 0;
+};
+
+// Keeps a sink in step with the cluster: one replace_all, then changes, and
+// a fresh replace_all after any gap it cannot resume from (410 Gone).
+class ClusterFeed {
+ public:
+  virtual ~ClusterFeed() = default;
+  // Delivers the first replace_all before returning (throws ApiError when
+  // the first list fails), then keeps delivering changes on a thread of its
+  // own until stop().
+  virtual void start(ClusterSink& sink) = 0;
+  virtual void stop() = 0;
+};
+
+// The side effects of a decision, written as HAMi writes them.
+class ClusterWriter {
+ public:
+  virtual ~ClusterWriter() = default;
+  // Strategic-merge patch of metadata.annotations (a value of null removes).
+  virtual void patch_pod_annotations(const PodRef& pod, const nlohmann::json& annotations) = 0;
+  virtual void patch_node_annotations(const std::string& node, const nlohmann::json& annotations) = 0;
+  // POST pods/{name}/binding.
+  virtual void bind(const PodRef& pod, const std::string& node) = 0;
+  // A core/v1 Event on the pod (type "Normal" or "Warning").
+  virtual void record_event(const PodRef& pod, const std::string& type, const std::string& reason,
+                            const std::string& message) = 0;
+};
+
+// How to reach an API server: from a kubeconfig file (its current context)
+// or from the in-cluster service account.
+struct KubeConnection {
+  std::string server;  // https://host:port
+  std::string bearer_token;
+  std::string ca_file;           // empty: system CAs
+  std::string client_cert_file;  // client-certificate auth, when the kubeconfig uses it
+  std::string client_key_file;
+  bool insecure_skip_tls_verify = false;
+};
+
+// Throws core::InputError naming the file and field when the kubeconfig is
+// unusable; reads /var/run/secrets/kubernetes.io/serviceaccount and
+// KUBERNETES_SERVICE_HOST/PORT for in-cluster.
+KubeConnection connection_from_kubeconfig(const std::string& path);
+KubeConnection connection_in_cluster();
+
+std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection);
+std::unique_ptr<ClusterWriter> make_kube_writer(const KubeConnection& connection);
+
+}  // namespace gpuslice::serve
