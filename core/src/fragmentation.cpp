@@ -149,10 +149,12 @@ double FragmentationModel::node_fragment(const NodeView& node, std::span<const D
     h.add(static_cast<uint64_t>(u.memory_mib));
     h.add(static_cast<uint64_t>(u.cores));
   }
-  if (auto it = memo_.find(h.a); it != memo_.end() && it->second.first == h.b) return it->second.second;
+  if (memo_.empty()) memo_.resize(kMemoSlots);
+  MemoEntry& slot = memo_[h.a & (kMemoSlots - 1)];
+  // An all-zero slot is empty; the (vanishingly unlikely) all-zero hash is never kept.
+  if (slot.a == h.a && slot.b == h.b && (h.a | h.b) != 0) return slot.fragment;
   const double fragment = compute(node, usage, host_used);
-  if (memo_.size() >= kMemoLimit) memo_.clear();
-  memo_[h.a] = {h.b, fragment};
+  slot = {h.a, h.b, fragment};
   return fragment;
 }
 

@@ -102,6 +102,25 @@ float device_score(const Device& device, const DeviceUsage& usage, const Contain
           static_cast<float>(weights.memory) * mem_score);
 }
 
+namespace {
+// A node has a handful of cards: an insertion sort keeps the order of equals
+// (as std::stable_sort does) without the temporary buffer std::stable_sort
+// allocates on every call, which fitting each node of a fleet pays per pod.
+template <typename Less>
+void stable_sort_cards(std::vector<int>& order, Less less) {
+  if (order.size() > 32) {
+    std::stable_sort(order.begin(), order.end(), less);
+    return;
+  }
+  for (size_t i = 1; i < order.size(); ++i) {
+    const int card = order[i];
+    size_t j = i;
+    for (; j > 0 && less(card, order[j - 1]); --j) order[j] = order[j - 1];
+    order[j] = card;
+  }
+}
+}  // namespace
+
 void order_devices(const NodeView& node, std::span<const DeviceUsage> usage, const ContainerRequest& request,
                    const ScoringWeights& weights, const GpuPolicy& policy, bool numa_bind,
                    std::vector<int>& order) {
@@ -127,7 +146,7 @@ void order_devices(const NodeView& node, std::span<const DeviceUsage> usage, con
       keys.erase(std::remove(keys.begin(), keys.end(), SortKey::Numa), keys.end());
       keys.insert(keys.begin(), SortKey::Numa);
     }
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    stable_sort_cards(order, [&](int a, int b) {
       for (SortKey k : keys) {
         switch (k) {
           case SortKey::Binpack:
@@ -147,7 +166,7 @@ void order_devices(const NodeView& node, std::span<const DeviceUsage> usage, con
   }
   // Single policy value. Go's sort keeps registration order among equals for
   // small lists (insertion sort); a stable sort reproduces that.
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+  stable_sort_cards(order, [&](int a, int b) {
     if (policy.mutex) {
       if (used(a) != used(b)) return used(a) > used(b);
       return numa(a) < numa(b);

@@ -67,9 +67,14 @@ class FragmentationModel {
   double cpu_only_weight_ = 0;       // summed weight of the CPU-only ones
   // Fragment by node state (shape, host use, card use), keyed by two
   // independent 64-bit hashes of it: FGD asks about the same states pod
-  // after pod. Cleared when it grows past kMemoLimit entries.
-  static constexpr size_t kMemoLimit = 1 << 20;
-  std::unordered_map<uint64_t, std::pair<uint64_t, double>> memo_;
+  // after pod. A direct-mapped table (a newer state evicts an older one in
+  // its slot): no allocation or rehash per entry, unlike a growing map.
+  struct MemoEntry {
+    uint64_t a = 0, b = 0;
+    double fragment = 0;
+  };
+  static constexpr size_t kMemoSlots = size_t{1} << 16;
+  std::vector<MemoEntry> memo_;
   std::vector<std::vector<uint8_t>> admitted_by_shape_;  // [shape][typical * cards + card]
 };
 
