@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 import gpuslice
@@ -119,3 +120,20 @@ def test_sweep_curves_are_the_studys(openb):
     at130 = curves.loc[curves["arrived_pct"] == 130, "alloc_pct"].iloc[0]
     assert at130 == pytest.approx(runs["alloc_ratio_at_130_pct"].iloc[0])
     assert at130 == pytest.approx(95.27, abs=0.01)
+
+
+def test_sweep_curves_on_dask_are_the_local_ones(openb):
+    # The study's grid past one machine: the same runs on a Dask cluster give
+    # the same curves, row for row, as in this process.
+    distributed = pytest.importorskip("dask.distributed")
+    grid = dict(policies=["bestfit", "fgd"], seeds=[42, 43], openb_nodes=openb[0], openb_pods=openb[1], curves=True)
+    local_runs, local_curves = gpuslice.sweep(processes=1, **grid)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
+        with distributed.Client(lc) as client:
+            runs, curves = gpuslice.sweep(client=client, **grid)
+    assert len(curves) == 4 * 131
+    key = ["policy", "seed", "arrived_pct"]
+    a = local_curves.sort_values(key).reset_index(drop=True)
+    b = curves.sort_values(key).reset_index(drop=True)
+    pd.testing.assert_frame_equal(a[key + ["alloc_pct", "frag_pct"]], b[key + ["alloc_pct", "frag_pct"]])
+    assert sorted(runs["alloc_ratio_at_130_pct"]) == sorted(local_runs["alloc_ratio_at_130_pct"])
