@@ -50,7 +50,8 @@
   const tl = data.timeline;
   function line(column, label, color) {
     const values = tl[column];
-    return { label: label, borderColor: color, backgroundColor: color, pointRadius: 0, borderWidth: 1.6,
+    // A record holds until the next one: steps, not slopes, between them.
+    return { label: label, borderColor: color, backgroundColor: color, pointRadius: 0, borderWidth: 1.6, stepped: true,
              data: tl.time.map((t, i) => ({ x: inUnit(t), y: values[i] })) };
   }
   function lineChart(id, datasets, yAxis) {
@@ -97,8 +98,9 @@
     options: {
       scales: {
         x: { stacked: true, ticks: { maxRotation: 0, autoSkip: true },
-             title: { display: true, text: 'time pending (' + waitUnit[1] + '), bins of ' + humanSeconds(pd.bin_seconds) +
-                                           ', each labelled by its start' } },
+             title: { display: true, text: bins === 0 ? 'time pending (no pod waited)'
+                                           : 'time pending (' + waitUnit[1] + '), bins of ' + humanSeconds(pd.bin_seconds) +
+                                             ', each labelled by its start' } },
         y: axis('pods', { stacked: true, ticks: { precision: 0 } }),
       },
       plugins: { tooltip: { callbacks: { title: (items) => {
@@ -125,7 +127,7 @@
     note('chart-heatmap', 'No card held a slice during the run.');
   else
     note('chart-heatmap', 'Colour: ' + what + ', the time-weighted mean over each cell. Rows: the ' + count(hm.cards) +
-         ' cards that held a slice at some point, in the order they first did' +
+         (hm.cards === 1 ? ' card that' : ' cards that') + ' held a slice at some point, in the order they first did' +
          (hm.cards_per_row > 1 ? ', grouped ' + count(hm.cards_per_row) + ' cards per row (mean over the group)' : '') +
          '; columns: ' + count(hm.columns) + ' equal spans of simulated time. Cards never used are not drawn.');
   const cellWidth = inUnit(hm.span_seconds) / hm.columns;

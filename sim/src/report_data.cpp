@@ -64,8 +64,8 @@ Json pending_histogram(const std::vector<PodRecord>& pods, double end, size_t bi
   double longest = 0;
   for (double w : waited) longest = std::max(longest, w);
   for (double w : still) longest = std::max(longest, w);
-  bins = std::max<size_t>(1, bins);
-  const double width = longest > 0 ? longest / static_cast<double>(bins) : 1;
+  bins = longest > 0 ? std::max<size_t>(1, bins) : 0;  // nobody waited: nothing to bin
+  const double width = longest > 0 ? longest / static_cast<double>(bins) : 0;
   std::vector<size_t> waited_bins(bins, 0), still_bins(bins, 0);
   auto bin_of = [&](double w) { return std::min(bins - 1, static_cast<size_t>(w / width)); };
   for (double w : waited) ++waited_bins[bin_of(w)];
