@@ -186,4 +186,6 @@
     options: { indexAxis: 'y',
                scales: { x: axis('pods', { stacked: true, ticks: { precision: 0 } }), y: { stacked: true } } },
   });
+  // Milliseconds since the page began to load, for the figures in docs/simulator.md.
+  body.setAttribute('data-render-ms', String(Math.round(performance.now())));
 })();

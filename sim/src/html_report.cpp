@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <regex>
 
 #include "gpuslice/sim/report.hpp"
 #include "report_assets.hpp"
@@ -46,7 +48,21 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// The study's figures "at 130 % arrived" end in _at_130_pct whatever their
+// unit: the stem says it (a ratio is in %, a count of GPUs is not).
+struct AtArrived {
+  std::string stem, percent;
+};
+std::optional<AtArrived> at_arrived(const std::string& key) {
+  static const std::regex pattern("^(.+)_at_([0-9]+)_pct$");
+  std::smatch m;
+  if (!std::regex_match(key, m, pattern)) return std::nullopt;
+  return AtArrived{m[1].str(), m[2].str()};
+}
+
 Unit unit_of(const std::string& key, Unit inherited) {
+  if (auto a = at_arrived(key))
+    return ends_with(a->stem, "ratio") || ends_with(a->stem, "_pct") ? Unit::Percent : Unit::None;
   if (ends_with(key, "_pct")) return Unit::Percent;
   if (ends_with(key, "_seconds") || key == "seconds") return Unit::Seconds;
   if (ends_with(key, "_mib")) return Unit::Mib;
@@ -56,6 +72,7 @@ Unit unit_of(const std::string& key, Unit inherited) {
 
 // "final_alloc_gpu_pct" -> "Final alloc GPU": words, the unit left to the value.
 std::string label_of(const std::string& key) {
+  if (auto a = at_arrived(key)) return label_of(a->stem) + " at " + a->percent + " % arrived";
   std::string k = key;
   for (const char* tail : {"_pct", "_seconds", "_mib"})
     if (ends_with(k, tail) && k.size() > std::string(tail).size())
@@ -119,7 +136,7 @@ std::string format_number(const Json& v, Unit unit) {
   }
   if (integral)
     return grouped(v.is_number_unsigned() ? static_cast<long long>(v.get<uint64_t>()) : v.get<long long>());
-  return std::abs(d) >= 1e6 ? grouped(std::llround(d)) : fmt::format("{:.4g}", d);
+  return std::abs(d) >= 1000 ? grouped(std::llround(d)) : fmt::format("{:.4g}", d);  // no 5.804e+04
 }
 
 std::string format_value(const Json& v, Unit unit) {
