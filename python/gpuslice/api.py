@@ -208,7 +208,7 @@ class SimResult:
         return cards
 
     def write(self, out_dir: Any) -> None:
-        """summary.json, timeline.csv, pods.csv, events.jsonl, card_use.csv, as `gpuslice simulate --out`."""
+        """summary.json, timeline.csv, pods.csv, events.jsonl, card_use.csv, report.html, as `gpuslice simulate --out`."""
         if self._native is None:
             raise RuntimeError("write() needs the result in the process that ran it")
         self._native.write_outputs(os.fspath(out_dir))

@@ -193,6 +193,7 @@ struct Result {
     d["slots"] = integers(c, [](const sim::CardUseRow& r) { return static_cast<int64_t>(r.used.slots); });
     d["memory_mib"] = integers(c, [](const sim::CardUseRow& r) { return r.used.memory_mib; });
     d["cores"] = integers(c, [](const sim::CardUseRow& r) { return static_cast<int64_t>(r.used.cores); });
+    d["card_memory_mib"] = integers(c, [](const sim::CardUseRow& r) { return r.card_memory_mib; });
     return d;
   }
   py::dict pods() const {

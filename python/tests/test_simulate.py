@@ -206,7 +206,11 @@ def test_result_pickles(root):
 def test_write_outputs(root, tmp_path):
     r = gpuslice.simulate(root / "scenarios/lab-a40-cores.yaml")
     r.write(tmp_path)
-    assert {p.name for p in tmp_path.iterdir()} == {"summary.json", "timeline.csv", "pods.csv", "events.jsonl", "card_use.csv"}
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "summary.json", "timeline.csv", "pods.csv", "events.jsonl", "card_use.csv", "report.html"
+    }
+    page = (tmp_path / "report.html").read_text()
+    assert 'data-charts="6"' in page and "<code>placements</code>" in page
 
 
 def test_policies_and_fleets(root, openb):

@@ -43,10 +43,13 @@ std::function<bool(double)> progress_bar() {
 
 void register_cli(CLI::App& app) {
   register_study_cli(app);
+  register_report_cli(app);
   auto a = std::make_shared<SimulateArgs>();
   auto* cmd = app.add_subcommand("simulate", "Replay a pod stream on a fleet with a placement policy");
   cmd->add_option("scenario", a->scenario, "scenario YAML (see docs/simulator.md)");
-  cmd->add_option("--out", a->out, "output folder (summary.json, timeline.csv, pods.csv, events.jsonl)")
+  cmd->add_option(
+         "--out", a->out,
+         "output folder (summary.json, timeline.csv, pods.csv, events.jsonl, card_use.csv, report.html)")
       ->required();
   cmd->add_option("--seed", a->seed, "random seed (default: the scenario's, else 42)")
       ->check(CLI::NonNegativeNumber);
@@ -111,6 +114,7 @@ void register_cli(CLI::App& app) {
     print_table(result, std::cout);
     std::cout << "  outputs            " << a->out << "/{summary.json,timeline.csv,pods.csv,events.jsonl"
               << (options.card_use ? ",card_use.csv}\n" : "}\n");
+    std::cout << "  report             " << a->out << "/report.html (open it in a browser)\n";
   });
 }
 

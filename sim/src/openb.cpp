@@ -7,6 +7,7 @@
 
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/csv_table.hpp"
 
 namespace gpuslice::sim {
 
@@ -14,83 +15,7 @@ namespace {
 
 using core::InputError;
 
-struct Table {
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<int> lines;
-  int column(const std::string& name, const std::string& source, bool required = true) const {
-    for (size_t i = 0; i < header.size(); ++i)
-      if (header[i] == name) return static_cast<int>(i);
-    if (required) throw InputError(source, 1, name, "missing column");
-    return -1;
-  }
-};
-
-// One CSV record (RFC 4180): a field may be quoted, with "" for a quote
-// inside; quoted fields do not span lines in the openb files.
-std::vector<std::string> split_csv_line(std::string_view line, const std::string& source, int line_no) {
-  std::vector<std::string> out;
-  std::string cell;
-  size_t i = 0;
-  while (true) {
-    cell.clear();
-    if (i < line.size() && line[i] == '"') {
-      ++i;
-      while (true) {
-        if (i >= line.size()) throw InputError(source, line_no, "", "a quoted field is not closed");
-        if (line[i] == '"') {
-          if (i + 1 < line.size() && line[i + 1] == '"') {
-            cell += '"';
-            i += 2;
-            continue;
-          }
-          ++i;
-          break;
-        }
-        cell += line[i++];
-      }
-      if (i < line.size() && line[i] != ',')
-        throw InputError(source, line_no, "", "text after a closing quote (write \"\" for a quote)");
-    } else {
-      const size_t c = line.find(',', i);
-      cell = line.substr(i, c == std::string_view::npos ? std::string_view::npos : c - i);
-      i = c == std::string_view::npos ? line.size() : c;
-    }
-    out.push_back(cell);
-    if (i >= line.size()) break;
-    ++i;  // the comma
-  }
-  return out;
-}
-
-Table read_table(std::string_view csv, const std::string& source) {
-  Table t;
-  int line_no = 0;
-  size_t pos = csv.starts_with("\xEF\xBB\xBF") ? 3 : 0;  // a UTF-8 byte order mark (spreadsheet exports)
-  while (pos < csv.size()) {
-    size_t end = csv.find('\n', pos);
-    std::string_view line =
-        csv.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    pos = end == std::string_view::npos ? csv.size() : end + 1;
-    ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
-    auto cells = split_csv_line(line, source, line_no);
-    if (t.header.empty()) {
-      t.header = std::move(cells);
-      continue;
-    }
-    if (cells.size() != t.header.size())
-      throw InputError(source, line_no, "",
-                       fmt::format("{} cells, the header has {}", cells.size(), t.header.size()));
-    t.rows.push_back(std::move(cells));
-    t.lines.push_back(line_no);
-  }
-  if (t.header.empty()) throw InputError(source, 0, "", "empty file");
-  return t;
-}
-
-int64_t number(const Table& t, size_t row, int col, const std::string& source, bool allow_empty = false) {
+int64_t number(const CsvTable& t, size_t row, int col, const std::string& source, bool allow_empty = false) {
   const std::string& s = t.rows[row][static_cast<size_t>(col)];
   if (s.empty() && allow_empty) return 0;
   int64_t v = 0;
@@ -139,7 +64,7 @@ void require_gpu_demand(const Workload& trace, const std::string& source) {
 }
 
 core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, int32_t slots) {
-  const Table t = read_table(csv, source);
+  const CsvTable t = read_csv_table(csv, source);
   const int sn = t.column("sn", source), cpu = t.column("cpu_milli", source),
             mem = t.column("memory_mib", source), gpu = t.column("gpu", source),
             model = t.column("model", source);
@@ -183,7 +108,7 @@ core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, 
 
 Workload load_openb_pods(std::string_view csv, const std::string& source, const core::Cluster& fleet,
                          const OpenbOptions& options) {
-  const Table t = read_table(csv, source);
+  const CsvTable t = read_csv_table(csv, source);
   const int name = t.column("name", source), cpu = t.column("cpu_milli", source),
             mem = t.column("memory_mib", source), num = t.column("num_gpu", source),
             milli = t.column("gpu_milli", source), spec = t.column("gpu_spec", source, false),

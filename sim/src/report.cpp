@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gpuslice/sim/html_report.hpp"
+
 namespace gpuslice::sim {
 
 namespace {
@@ -67,10 +69,10 @@ void write_outputs(const RunResult& r, const std::string& dir) {
     // Per-card use over time: one row each time a placement or departure
     // changes a card (use before the first row is zero).
     auto f = open_out(d / "card_use.csv");
-    f << "time,node,card,slots,memory_mib,cores\n";
+    f << "time,node,card,slots,memory_mib,cores,card_memory_mib\n";
     for (const auto& c : r.card_use)
-      fmt::print(f, "{:.3f},{},{},{},{},{}\n", c.time, cell(r.node_names[c.node]), c.card, c.used.slots,
-                 c.used.memory_mib, c.used.cores);
+      fmt::print(f, "{:.3f},{},{},{},{},{},{}\n", c.time, cell(r.node_names[c.node]), c.card, c.used.slots,
+                 c.used.memory_mib, c.used.cores, c.card_memory_mib);
   }
   {
     auto f = open_out(d / "events.jsonl");
@@ -83,6 +85,7 @@ void write_outputs(const RunResult& r, const std::string& dir) {
                .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
         << "\n";
   }
+  write_report(r, dir);
 }
 
 void print_table(const RunResult& r, std::ostream& out) {

@@ -230,8 +230,9 @@ class Run {
     if (!options_.card_use) return;
     const auto use = cluster_.usage(node);
     for (const auto& c : core::effective_charges(allocation))
-      result_.card_use.push_back(
-          {engine_.now(), static_cast<uint32_t>(node), c.device, use[static_cast<size_t>(c.device)]});
+      result_.card_use.push_back({engine_.now(), static_cast<uint32_t>(node), c.device,
+                                  use[static_cast<size_t>(c.device)],
+                                  cluster_.node(node).devices[static_cast<size_t>(c.device)].memory_mib});
   }
 
   // Fragments are summed in integer millionths of a milli-GPU: a running

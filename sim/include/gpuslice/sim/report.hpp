@@ -1,5 +1,5 @@
-// A run's outputs: summary.json, timeline.csv, pods.csv, events.jsonl, and a
-// short table for a person.
+// A run's outputs: summary.json, timeline.csv, pods.csv, events.jsonl,
+// card_use.csv, report.html, and a short table for a person.
 #pragma once
 
 #include <ostream>

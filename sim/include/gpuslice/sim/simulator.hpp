@@ -43,6 +43,7 @@ struct CardUseRow {
   uint32_t node = 0;
   int card = 0;
   core::DeviceUsage used;
+  int64_t card_memory_mib = 0;  // the card's whole memory: the report reads use as a share of it
 };
 
 struct RunResult {

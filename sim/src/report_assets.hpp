@@ -1,0 +1,13 @@
+// The texts report.html inlines, compiled in from files at build time
+// (sim/CMakeLists.txt generates their definitions).
+#pragma once
+
+#include <string_view>
+
+namespace gpuslice::sim::report_assets {
+
+std::string_view chartjs();      // Chart.js 3, the UMD build (Debian's libjs-chart.js)
+std::string_view page_script();  // sim/report/report.js
+std::string_view page_style();   // sim/report/report.css
+
+}  // namespace gpuslice::sim::report_assets

@@ -1,0 +1,17 @@
+// What report.html's charts draw, reduced from a run so the page stays small
+// for a 100k-node run: the time series sampled, pending times binned, the
+// per-card use aggregated to a bounded grid.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "gpuslice/sim/html_report.hpp"
+#include "gpuslice/sim/simulator.hpp"
+
+namespace gpuslice::sim {
+
+// {"end_seconds", "timeline": {columns}, "pending": {histogram},
+//  "heatmap": {grid} or null, "not_placed": {by reason}}: see report.js.
+nlohmann::ordered_json report_data(const RunResult& run, const ReportLimits& limits);
+
+}  // namespace gpuslice::sim
