@@ -1,10 +1,10 @@
 // Where the API server is and how to prove who we are: a kubeconfig's current
 // context (as client-go's clientcmd reads it) or the pod's service account.
-#include <cstdlib>
-#include <filesystem>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "base64.hpp"
 #include "gpuslice/core/codec/text_file.hpp"

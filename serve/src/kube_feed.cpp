@@ -3,12 +3,12 @@
 // a watch from that version streams the changes, a 410 Gone (the version is
 // older than the server's history) means list again. Terminated pods are
 // passed through: the decision state drops them (one rule, one place).
+#include <fmt/format.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <set>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "gpuslice/serve/cluster_io.hpp"
 #include "kube_http.hpp"
@@ -134,6 +134,22 @@ class KubeFeed final : public ClusterFeed {
   // Lists both kinds and hands the sink the whole cluster; the watches then
   // resume from the new versions (a stream from before is cut short).
   void relist_now() {
+    std::lock_guard<std::mutex> one_at_a_time(relist_mutex_);
+    relist_locked();
+  }
+
+  // After a 410 on a watch begun at `generation`: both watches usually go
+  // Gone together, and one relist serves both.
+  void relist_after(uint64_t generation) {
+    std::lock_guard<std::mutex> one_at_a_time(relist_mutex_);
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      if (generation != generation_) return;
+    }
+    relist_locked();
+  }
+
+  void relist_locked() {
     Listed nodes = list(Resource::Nodes);
     Listed pods = list(Resource::Pods);
     std::lock_guard<std::mutex> lock(state_mutex_);
@@ -154,10 +170,11 @@ class KubeFeed final : public ClusterFeed {
   void watch_loop(Resource r) {
     double backoff = options_.backoff_initial_seconds;
     bool need_relist = false;
+    uint64_t gone_at = 0;  // the generation whose watch went Gone
     while (!stopping_) {
       if (need_relist) {
         try {
-          relist_now();
+          relist_after(gone_at);
           need_relist = false;
           backoff = options_.backoff_initial_seconds;
         } catch (const ApiError& e) {
@@ -168,7 +185,7 @@ class KubeFeed final : public ClusterFeed {
         }
       }
       bool connected = false;
-      const WatchEnd end = watch_once(r, connected);
+      const WatchEnd end = watch_once(r, connected, gone_at);
       if (connected) backoff = options_.backoff_initial_seconds;
       if (stopping_) break;
       switch (end) {
@@ -186,8 +203,7 @@ class KubeFeed final : public ClusterFeed {
     --running_;
   }
 
-  WatchEnd watch_once(Resource r, bool& connected) {
-    uint64_t generation;
+  WatchEnd watch_once(Resource r, bool& connected, uint64_t& generation) {
     std::string rv;
     {
       std::lock_guard<std::mutex> lock(state_mutex_);
@@ -215,8 +231,9 @@ class KubeFeed final : public ClusterFeed {
     }
 
     const std::string path =
-        http_.prefix() + fmt::format("{}?watch=1&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds={}",
-                                     path_of(r), url_encode(rv), options_.watch_timeout_seconds);
+        http_.prefix() +
+        fmt::format("{}?watch=1&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds={}", path_of(r),
+                    url_encode(rv), options_.watch_timeout_seconds);
     int status = 0;
     std::string error_body, pending;
     WatchEnd end = WatchEnd::Closed;
@@ -225,7 +242,8 @@ class KubeFeed final : public ClusterFeed {
       try {
         ev = nlohmann::json::parse(line);
       } catch (const nlohmann::json::exception& e) {
-        fmt::print(stderr, "gpuslice serve: {} watch sent a line that is not JSON ({})\n", path_of(r), e.what());
+        fmt::print(stderr, "gpuslice serve: {} watch sent a line that is not JSON ({})\n", path_of(r),
+                   e.what());
         end = WatchEnd::Failed;
         return false;
       }
@@ -310,7 +328,8 @@ class KubeFeed final : public ClusterFeed {
       }
       if (connected && res.error() == httplib::Error::Read) return WatchEnd::Closed;
       if (!stopping_)
-        fmt::print(stderr, "gpuslice serve: {} watch: {}\n", path_of(r), transport_failure(http_.server(), res.error()));
+        fmt::print(stderr, "gpuslice serve: {} watch: {}\n", path_of(r),
+                   transport_failure(http_.server(), res.error()));
       return WatchEnd::Failed;
     }
     return WatchEnd::Closed;
@@ -323,6 +342,7 @@ class KubeFeed final : public ClusterFeed {
   std::atomic<int> running_{0};
   std::vector<std::thread> threads_;
 
+  std::mutex relist_mutex_;
   std::mutex state_mutex_;  // the versions, the generation, and every call into the sink
   std::string rv_nodes_, rv_pods_;
   uint64_t generation_ = 0;
@@ -337,7 +357,8 @@ class KubeFeed final : public ClusterFeed {
 
 }  // namespace
 
-std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection, const KubeFeedOptions& options) {
+std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection,
+                                            const KubeFeedOptions& options) {
   return std::make_unique<KubeFeed>(connection, options);
 }
 

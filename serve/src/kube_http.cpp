@@ -1,15 +1,14 @@
 #include "kube_http.hpp"
 
+#include <fmt/format.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
+#include <regex>
 
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -130,7 +129,8 @@ std::string KubeHttp::token() const {
   const auto now = std::chrono::steady_clock::now();
   if (token_.empty() || now - token_read_ >= kTokenRefresh) {
     std::string text = core::codec::read_text_file(connection_.bearer_token_file);
-    while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' '))
+      text.pop_back();
     if (!text.empty()) token_ = text;  // keep the last good token if the file is mid-rotation
     token_read_ = now;
   }

@@ -3,12 +3,12 @@
 // call. The feed and the writer share it; protocol meaning stays with them.
 #pragma once
 
+#include <httplib.h>
+
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
-
-#include <httplib.h>
 
 #include "gpuslice/serve/cluster_io.hpp"
 

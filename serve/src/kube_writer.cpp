@@ -1,12 +1,12 @@
 // The decision's side effects on the API server: annotation patches, the
 // pods/binding subresource and core/v1 Events, as HAMi's scheduler writes them.
+#include <fmt/format.h>
+
 #include <chrono>
 #include <ctime>
 #include <mutex>
 #include <random>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "gpuslice/serve/cluster_io.hpp"
 #include "kube_http.hpp"

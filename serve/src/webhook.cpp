@@ -30,7 +30,8 @@ void diff(const json& a, const json& b, const std::string& at, json& ops) {
   if (a == b) return;
   if (a.is_object() && b.is_object()) {
     for (auto it = a.begin(); it != a.end(); ++it)
-      if (!b.contains(it.key())) ops.push_back({{"op", "remove"}, {"path", at + "/" + pointer_token(it.key())}});
+      if (!b.contains(it.key()))
+        ops.push_back({{"op", "remove"}, {"path", at + "/" + pointer_token(it.key())}});
     for (auto it = b.begin(); it != b.end(); ++it) {
       const std::string path = at + "/" + pointer_token(it.key());
       if (!a.contains(it.key()))
@@ -73,7 +74,9 @@ const json* resource_in(const json& ctr, const char* list, const std::string& na
   if (!r.contains(list) || !r[list].is_object() || !r[list].contains(name)) return nullptr;
   return &r[list][name];
 }
-bool in_limits(const json& ctr, const std::string& name) { return resource_in(ctr, "limits", name) != nullptr; }
+bool in_limits(const json& ctr, const std::string& name) {
+  return resource_in(ctr, "limits", name) != nullptr;
+}
 // HAMi's resourcePresent / resourceValue: limits first, then requests.
 const json* present(const json& ctr, const std::string& name) {
   const json* q = resource_in(ctr, "limits", name);
@@ -100,8 +103,9 @@ bool mutate_container(json& ctr, json& pod, const WebhookConfig& cfg, const std:
   if (const json* q = present(ctr, d.resource_memory_percentage)) {
     const int64_t pct = quantity_value(*q, where + d.resource_memory_percentage);
     if (pct < 0 || pct > 100)
-      throw Errored{500, fmt::format("invalid {} value {} in container {}: must be an integer between 0 and 100",
-                                     d.resource_memory_percentage, pct, name)};
+      throw Errored{500,
+                    fmt::format("invalid {} value {} in container {}: must be an integer between 0 and 100",
+                                d.resource_memory_percentage, pct, name)};
   }
   if (const json* q = resource_in(ctr, "limits", d.resource_priority))
     add_env(ctr, "CUDA_TASK_PRIORITY", std::to_string(quantity_value(*q, where + d.resource_priority)));
@@ -142,13 +146,16 @@ bool privileged(const json& ctr) {
   return sc.contains("privileged") && sc["privileged"].is_boolean() && sc["privileged"].get<bool>();
 }
 
-json response(const std::string& uid, bool allowed, int code, const std::string& reason, const std::string& message) {
+json response(const std::string& uid, bool allowed, int code, const std::string& reason,
+              const std::string& message) {
   json status = {{"code", code}};
   if (!reason.empty()) status["reason"] = reason;
   if (!message.empty()) status["message"] = message;
   return {{"uid", uid}, {"allowed", allowed}, {"status", status}};
 }
-json allowed(const std::string& uid, const std::string& message) { return response(uid, true, 200, "", message); }
+json allowed(const std::string& uid, const std::string& message) {
+  return response(uid, true, 200, "", message);
+}
 json denied(const std::string& uid, const std::string& message) {
   return response(uid, false, 403, "Forbidden", message);
 }
@@ -186,14 +193,17 @@ json decide(const std::string& uid, const json& request, const WebhookConfig& cf
       if (!spec.contains(list)) continue;
       for (size_t i = 0; i < spec[list].size(); ++i) {
         json& c = spec[list][i];
-        if (!c.is_object()) return response(uid, false, 400, "", fmt::format("spec.{}[{}] is not an object", list, i));
-        has_resource = mutate_container(c, pod, cfg, fmt::format("spec.{}[{}].resources.", list, i)) || has_resource;
+        if (!c.is_object())
+          return response(uid, false, 400, "", fmt::format("spec.{}[{}] is not an object", list, i));
+        has_resource =
+            mutate_container(c, pod, cfg, fmt::format("spec.{}[{}].resources.", list, i)) || has_resource;
       }
     }
   } catch (const Errored& e) {
     return response(uid, false, e.code, "", e.message);
   }
-  if (has_privileged && has_resource) return denied(uid, fmt::format("container {} is privileged", privileged_name));
+  if (has_privileged && has_resource)
+    return denied(uid, fmt::format("container {} is privileged", privileged_name));
   if (has_resource && !cfg.scheduler_name.empty()) {
     spec["schedulerName"] = cfg.scheduler_name;
     if (!spec.value("nodeName", "").empty()) return denied(uid, "pod has node assigned");

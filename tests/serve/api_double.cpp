@@ -22,7 +22,8 @@ std::string read_file(const std::string& path) {
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -33,7 +34,8 @@ std::string pod_key(const json& pod) {
 
 }  // namespace
 
-ApiDouble::ApiDouble(const std::string& data_dir, std::string token) : data_dir_(data_dir), token_(std::move(token)) {
+ApiDouble::ApiDouble(const std::string& data_dir, std::string token)
+    : data_dir_(data_dir), token_(std::move(token)) {
   const json nodes = json::parse(read_file(data_dir_ + "/nodes.json"));
   const json pods = json::parse(read_file(data_dir_ + "/pods.json"));
   for (const auto& n : nodes["items"]) nodes_[n["metadata"]["name"].get<std::string>()] = n;
@@ -45,7 +47,8 @@ ApiDouble::ApiDouble(const std::string& data_dir, std::string token) : data_dir_
   port_ = server_.bind_to_any_port("127.0.0.1");
   if (port_ <= 0) throw std::runtime_error("api double: cannot bind a loopback port");
   thread_ = std::thread([this] { server_.listen_after_bind(); });
-  for (int i = 0; i < 500 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  for (int i = 0; i < 500 && !server_.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
 }
 
 ApiDouble::~ApiDouble() {
@@ -184,7 +187,8 @@ void ApiDouble::list(const std::string& resource, const httplib::Request& req, h
   if (req.has_param("continue")) {
     const auto decoded = base64_decode(req.get_param_value("continue"));
     if (!decoded) {
-      status(res, "status_gone.json", 400, {{"too old resource version: RV (OLDEST)", "continue key is not valid"}});
+      status(res, "status_gone.json", 400,
+             {{"too old resource version: RV (OLDEST)", "continue key is not valid"}});
       return;
     }
     const json token = json::parse(*decoded);
@@ -209,7 +213,8 @@ void ApiDouble::list(const std::string& resource, const httplib::Request& req, h
     list["items"].push_back(item);
   }
   if (end < items.size()) {
-    list["metadata"]["continue"] = base64_encode(json{{"v", "meta.k8s.io/v1"}, {"rv", rv_}, {"start", end}}.dump());
+    list["metadata"]["continue"] =
+        base64_encode(json{{"v", "meta.k8s.io/v1"}, {"rv", rv_}, {"start", end}}.dump());
     list["metadata"]["remainingItemCount"] = items.size() - end;
   }
   res.set_content(list.dump(), "application/json");
@@ -229,7 +234,8 @@ void ApiDouble::watch(const std::string& resource, const httplib::Request& req, 
       return;
     }
   }
-  const int timeout = req.has_param("timeoutSeconds") ? std::stoi(req.get_param_value("timeoutSeconds")) : 1800;
+  const int timeout =
+      req.has_param("timeoutSeconds") ? std::stoi(req.get_param_value("timeoutSeconds")) : 1800;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout);
   struct Stream {
     uint64_t sent;
@@ -253,8 +259,8 @@ void ApiDouble::watch(const std::string& resource, const httplib::Request& req, 
           return true;
         }
         changed_.wait_for(lock, std::chrono::milliseconds(50));
-        if (stopping_ || drop_generation != drop_generation_ || std::chrono::steady_clock::now() >= deadline ||
-            !sink.is_writable()) {
+        if (stopping_ || drop_generation != drop_generation_ ||
+            std::chrono::steady_clock::now() >= deadline || !sink.is_writable()) {
           sink.done();
           return true;
         }
@@ -275,7 +281,8 @@ void ApiDouble::routes() {
   server_.Get(R"(/api/v1/(nodes|pods))", [this](const httplib::Request& req, httplib::Response& res) {
     if (!authorised(req, res)) return;
     const std::string resource = req.matches[1];
-    if (req.has_param("watch") && (req.get_param_value("watch") == "1" || req.get_param_value("watch") == "true"))
+    if (req.has_param("watch") &&
+        (req.get_param_value("watch") == "1" || req.get_param_value("watch") == "true"))
       watch(resource, req, res);
     else
       list(resource, req, res);
@@ -291,9 +298,10 @@ void ApiDouble::routes() {
                            {"apiVersion", "v1"},
                            {"metadata", json::object()},
                            {"status", "Failure"},
-                           {"message", "the body of the request was in an unknown format - accepted media types "
-                                       "include: application/json-patch+json, application/merge-patch+json, "
-                                       "application/apply-patch+yaml, application/strategic-merge-patch+json"},
+                           {"message",
+                            "the body of the request was in an unknown format - accepted media types "
+                            "include: application/json-patch+json, application/merge-patch+json, "
+                            "application/apply-patch+yaml, application/strategic-merge-patch+json"},
                            {"reason", "UnsupportedMediaType"},
                            {"code", 415}}
                           .dump(),
@@ -305,7 +313,8 @@ void ApiDouble::routes() {
     auto it = objects.find(key);
     if (it == objects.end()) {
       std::vector<std::pair<std::string, std::string>> fill{{"NAME", name}};
-      if (resource == "nodes") fill.insert(fill.end(), {{"pods \\\"", "nodes \\\""}, {"\"pods\"", "\"nodes\""}});
+      if (resource == "nodes")
+        fill.insert(fill.end(), {{"pods \\\"", "nodes \\\""}, {"\"pods\"", "\"nodes\""}});
       status(res, "status_not_found.json", 404, fill);
       return;
     }
@@ -323,53 +332,55 @@ void ApiDouble::routes() {
     patch("nodes", req.matches[1], req.matches[1], req, res);
   });
 
-  server_.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
+  server_.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)", [this](const httplib::Request& req,
+                                                                            httplib::Response& res) {
+    if (!authorised(req, res)) return;
+    const std::string ns = req.matches[1], name = req.matches[2];
+    const json binding = json::parse(req.body);
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = pods_.find(pod_key(ns, name));
+    if (it == pods_.end()) {
+      status(res, "status_not_found.json", 404, {{"NAME", name}});
+      return;
+    }
+    json& pod = it->second;
+    const std::string uid = binding["metadata"].value("uid", "");
+    if (!uid.empty() && uid != pod["metadata"].value("uid", "")) {
+      status(res, "status_already_bound.json", 409,
+             {{"pod NAME is already assigned to node \\\"NODE\\\"",
+               "Precondition failed: UID in precondition: " + uid +
+                   ", UID in object meta: " + pod["metadata"].value("uid", "")},
+              {"NAME", name}});
+      return;
+    }
+    const std::string bound = pod["spec"].value("nodeName", "");
+    if (!bound.empty()) {
+      status(res, "status_already_bound.json", 409, {{"NAME", name}, {"NODE", bound}});
+      return;
+    }
+    if (binding.value("kind", "") != "Binding" || binding["target"].value("kind", "") != "Node") {
+      res.status = 400;
+      res.set_content(
+          R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"not a Binding to a Node","reason":"BadRequest","code":400})",
+          "application/json");
+      return;
+    }
+    pod["spec"]["nodeName"] = binding["target"]["name"];
+    bump(pod, "pods", "MODIFIED");
+    status(res, "status_created.json", 201, {});
+  });
+
+  server_.Post(R"(/api/v1/namespaces/([^/]+)/events)",
                [this](const httplib::Request& req, httplib::Response& res) {
                  if (!authorised(req, res)) return;
-                 const std::string ns = req.matches[1], name = req.matches[2];
-                 const json binding = json::parse(req.body);
+                 json event = json::parse(req.body);
                  std::lock_guard<std::mutex> lock(mutex_);
-                 auto it = pods_.find(pod_key(ns, name));
-                 if (it == pods_.end()) {
-                   status(res, "status_not_found.json", 404, {{"NAME", name}});
-                   return;
-                 }
-                 json& pod = it->second;
-                 const std::string uid = binding["metadata"].value("uid", "");
-                 if (!uid.empty() && uid != pod["metadata"].value("uid", "")) {
-                   status(res, "status_already_bound.json", 409,
-                          {{"pod NAME is already assigned to node \\\"NODE\\\"",
-                            "Precondition failed: UID in precondition: " + uid +
-                                ", UID in object meta: " + pod["metadata"].value("uid", "")},
-                           {"NAME", name}});
-                   return;
-                 }
-                 const std::string bound = pod["spec"].value("nodeName", "");
-                 if (!bound.empty()) {
-                   status(res, "status_already_bound.json", 409, {{"NAME", name}, {"NODE", bound}});
-                   return;
-                 }
-                 if (binding.value("kind", "") != "Binding" || binding["target"].value("kind", "") != "Node") {
-                   res.status = 400;
-                   res.set_content(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"not a Binding to a Node","reason":"BadRequest","code":400})",
-                                   "application/json");
-                   return;
-                 }
-                 pod["spec"]["nodeName"] = binding["target"]["name"];
-                 bump(pod, "pods", "MODIFIED");
-                 status(res, "status_created.json", 201, {});
+                 event["metadata"]["namespace"] = std::string(req.matches[1]);
+                 event["metadata"]["resourceVersion"] = std::to_string(++rv_);
+                 events_.push_back(event);
+                 res.status = 201;
+                 res.set_content(event.dump(), "application/json");
                });
-
-  server_.Post(R"(/api/v1/namespaces/([^/]+)/events)", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!authorised(req, res)) return;
-    json event = json::parse(req.body);
-    std::lock_guard<std::mutex> lock(mutex_);
-    event["metadata"]["namespace"] = std::string(req.matches[1]);
-    event["metadata"]["resourceVersion"] = std::to_string(++rv_);
-    events_.push_back(event);
-    res.status = 201;
-    res.set_content(event.dump(), "application/json");
-  });
 }
 
 }  // namespace gpuslice::serve::testing

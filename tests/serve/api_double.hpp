@@ -5,17 +5,17 @@
 // tests/serve/data/api fixtures shaped as a kube-apiserver answers.
 #pragma once
 
+#include <httplib.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
-#include <nlohmann/json.hpp>
 
 namespace gpuslice::serve::testing {
 

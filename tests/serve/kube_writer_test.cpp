@@ -1,7 +1,6 @@
 // The writer against the API double: what lands on the objects, and how the
 // server's refusals come back (status and the Status message).
 #include <catch2/catch.hpp>
-
 #include <fstream>
 #include <regex>
 
@@ -40,7 +39,8 @@ TEST_CASE("pod and node annotation patches merge, and a null removes a key", "[s
   ApiDouble api(kData);
   auto writer = make_kube_writer(connection_to(api));
   const uint64_t before = api.resource_version();
-  writer->patch_pod_annotations(kVllm, {{"hami.io/vgpu-node", "node-a"}, {"hami.io/bind-phase", "allocating"}});
+  writer->patch_pod_annotations(kVllm,
+                                {{"hami.io/vgpu-node", "node-a"}, {"hami.io/bind-phase", "allocating"}});
   json pod = api.pod("default", "vllm-0");
   CHECK(pod["metadata"]["annotations"]["hami.io/vgpu-node"] == "node-a");
   CHECK(pod["metadata"]["annotations"]["hami.io/bind-phase"] == "allocating");

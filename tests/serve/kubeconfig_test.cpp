@@ -1,7 +1,6 @@
 // kubeconfig and in-cluster connections: what client-go reads, and clear
 // refusals (file, line, field) for what `gpuslice serve` does not do.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -46,8 +45,9 @@ InputError input_error_of(const std::string& path) {
 }  // namespace
 
 TEST_CASE("kubeconfig: the current context's server, CA file and token", "[serve][kubeconfig]") {
-  const auto path = write("token.yaml", config("    server: https://10.0.0.1:6443\n    certificate-authority: pki/ca.crt\n",
-                                               "    token: abc.def\n"));
+  const auto path =
+      write("token.yaml", config("    server: https://10.0.0.1:6443\n    certificate-authority: pki/ca.crt\n",
+                                 "    token: abc.def\n"));
   const KubeConnection c = connection_from_kubeconfig(path);
   CHECK(c.server == "https://10.0.0.1:6443");
   // Relative to the kubeconfig's folder, as clientcmd resolves it.
@@ -58,11 +58,11 @@ TEST_CASE("kubeconfig: the current context's server, CA file and token", "[serve
 }
 
 TEST_CASE("kubeconfig: *-data fields are decoded, files and tokenFile kept as paths", "[serve][kubeconfig]") {
-  const auto path = write(
-      "data.yaml", config("    server: https://api.example:443\n    certificate-authority-data: " +
-                              base64_encode(kPem) + "\n",
-                          "    client-certificate-data: " + base64_encode(kPem) +
-                              "\n    client-key: /etc/keys/u1.key\n    tokenFile: /var/run/token\n"));
+  const auto path =
+      write("data.yaml", config("    server: https://api.example:443\n    certificate-authority-data: " +
+                                    base64_encode(kPem) + "\n",
+                                "    client-certificate-data: " + base64_encode(kPem) +
+                                    "\n    client-key: /etc/keys/u1.key\n    tokenFile: /var/run/token\n"));
   const KubeConnection c = connection_from_kubeconfig(path);
   CHECK(c.ca_data == kPem);
   CHECK(c.ca_file.empty());
@@ -83,9 +83,10 @@ TEST_CASE("kubeconfig: insecure-skip-tls-verify and a context with no user", "[s
 
 TEST_CASE("kubeconfig: refusals name the file, line and field", "[serve][kubeconfig]") {
   SECTION("an exec credential plugin") {
-    const auto path = write("exec.yaml", config("    server: https://10.0.0.1:6443\n",
-                                                "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
-                                                "      command: aws\n"));
+    const auto path =
+        write("exec.yaml", config("    server: https://10.0.0.1:6443\n",
+                                  "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+                                  "      command: aws\n"));
     const InputError e = input_error_of(path);
     CHECK(e.file() == path);
     CHECK(e.field() == "users.u1.user.exec");
@@ -93,8 +94,8 @@ TEST_CASE("kubeconfig: refusals name the file, line and field", "[serve][kubecon
     CHECK(e.detail().find("credential plugins are not supported") != std::string::npos);
   }
   SECTION("an auth-provider plugin") {
-    const auto path = write("authp.yaml", config("    server: https://10.0.0.1:6443\n",
-                                                 "    auth-provider:\n      name: gcp\n"));
+    const auto path = write(
+        "authp.yaml", config("    server: https://10.0.0.1:6443\n", "    auth-provider:\n      name: gcp\n"));
     CHECK(input_error_of(path).field() == "users.u1.user.auth-provider");
   }
   SECTION("no current context") {
@@ -109,27 +110,28 @@ TEST_CASE("kubeconfig: refusals name the file, line and field", "[serve][kubecon
     CHECK(e.detail() == "names cluster 'c9', which clusters does not list");
   }
   SECTION("certificate-authority-data that is not base64") {
-    const auto e = input_error_of(write(
-        "badb64.yaml",
-        config("    server: https://10.0.0.1:6443\n    certificate-authority-data: not*base64\n", "    token: t\n")));
+    const auto e = input_error_of(
+        write("badb64.yaml",
+              config("    server: https://10.0.0.1:6443\n    certificate-authority-data: not*base64\n",
+                     "    token: t\n")));
     CHECK(e.field() == "clusters.c1.cluster.certificate-authority-data");
     CHECK(e.line() == 16);
   }
   SECTION("client-key-data that is base64 but not PEM") {
-    const auto e = input_error_of(write(
-        "notpem.yaml", config("    server: https://10.0.0.1:6443\n", "    client-certificate-data: " +
-                                                                          base64_encode(kPem) +
-                                                                          "\n    client-key-data: " +
-                                                                          base64_encode("hello") + "\n")));
+    const auto e = input_error_of(
+        write("notpem.yaml", config("    server: https://10.0.0.1:6443\n",
+                                    "    client-certificate-data: " + base64_encode(kPem) +
+                                        "\n    client-key-data: " + base64_encode("hello") + "\n")));
     CHECK(e.field() == "users.u1.user.client-key-data");
   }
   SECTION("a certificate without its key") {
-    const auto e = input_error_of(
-        write("nokey.yaml", config("    server: https://10.0.0.1:6443\n", "    client-certificate: u1.crt\n")));
+    const auto e = input_error_of(write(
+        "nokey.yaml", config("    server: https://10.0.0.1:6443\n", "    client-certificate: u1.crt\n")));
     CHECK(e.field() == "users.u1.user.client-key");
   }
   SECTION("a server that is not a URL") {
-    const auto e = input_error_of(write("badserver.yaml", config("    server: 10.0.0.1:6443\n", "    token: t\n")));
+    const auto e =
+        input_error_of(write("badserver.yaml", config("    server: 10.0.0.1:6443\n", "    token: t\n")));
     CHECK(e.field() == "clusters.c1.cluster.server");
   }
   SECTION("a file that is not YAML") {

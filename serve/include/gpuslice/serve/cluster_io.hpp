@@ -8,11 +8,10 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gpuslice::serve {
 
@@ -43,7 +42,8 @@ class ClusterSink {
  public:
   virtual ~ClusterSink() = default;
   // The whole cluster, after a (re)list: replaces everything known so far.
-  virtual void replace_all(const std::vector<nlohmann::json>& nodes, const std::vector<nlohmann::json>& pods) = 0;
+  virtual void replace_all(const std::vector<nlohmann::json>& nodes,
+                           const std::vector<nlohmann::json>& pods) = 0;
   // One watch event; `object` is the Node or Pod after the change (before
   // it, for Deleted).
   virtual void node_changed(WatchKind kind, const nlohmann::json& object) = 0;
@@ -108,13 +108,14 @@ KubeConnection connection_in_cluster(const std::string& service_account_dir, con
 // How the feed paces itself. The defaults suit a real cluster; tests shrink
 // them.
 struct KubeFeedOptions {
-  int list_page_size = 500;           // ?limit= (client-go's reflector pages by 500)
-  int watch_timeout_seconds = 300;    // ?timeoutSeconds=: the server ends a quiet watch, we resume
+  int list_page_size = 500;              // ?limit= (client-go's reflector pages by 500)
+  int watch_timeout_seconds = 300;       // ?timeoutSeconds=: the server ends a quiet watch, we resume
   double backoff_initial_seconds = 0.5;  // after a failed watch or relist, doubling...
   double backoff_max_seconds = 30;       // ...up to this
 };
 
-std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection, const KubeFeedOptions& options = {});
+std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection,
+                                            const KubeFeedOptions& options = {});
 std::unique_ptr<ClusterWriter> make_kube_writer(const KubeConnection& connection);
 
 }  // namespace gpuslice::serve

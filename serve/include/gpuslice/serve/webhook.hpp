@@ -4,10 +4,9 @@
 // its changes as a base64 JSONPatch.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "gpuslice/core/codec/manifest.hpp"
 
