@@ -1,14 +1,13 @@
 // TLS as a kubeconfig asks for it: the cluster's own CA (from *-data), a
 // client certificate the server checks, and insecure-skip-tls-verify. The
 // certificates are made here, in memory, for 127.0.0.1.
-#include <catch2/catch.hpp>
-
-#include <thread>
-
 #include <httplib.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
+
+#include <catch2/catch.hpp>
+#include <thread>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/cluster_io.hpp"
@@ -90,12 +89,14 @@ struct TlsServer {
     server.Patch(R"(/api/v1/nodes/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
       ++patches;
       CHECK(req.get_header_value("Authorization") == "Bearer tls-token");
-      res.set_content(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"node-a"}})", "application/json");
+      res.set_content(R"({"kind":"Node","apiVersion":"v1","metadata":{"name":"node-a"}})",
+                      "application/json");
     });
     port = server.bind_to_any_port("127.0.0.1");
     REQUIRE(port > 0);
     thread = std::thread([this] { server.listen_after_bind(); });
-    for (int i = 0; i < 500 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    for (int i = 0; i < 500 && !server.is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   ~TlsServer() {
     server.stop();
