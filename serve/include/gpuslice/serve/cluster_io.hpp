@@ -8,11 +8,10 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gpuslice::serve {
 
@@ -43,7 +42,8 @@ class ClusterSink {
  public:
   virtual ~ClusterSink() = default;
   // The whole cluster, after a (re)list: replaces everything known so far.
-  virtual void replace_all(const std::vector<nlohmann::json>& nodes, const std::vector<nlohmann::json>& pods) = 0;
+  virtual void replace_all(const std::vector<nlohmann::json>& nodes,
+                           const std::vector<nlohmann::json>& pods) = 0;
   // One watch event; `object` is the Node or Pod after the change (before
   // it, for Deleted).
   virtual void node_changed(WatchKind kind, const nlohmann::json& object) = 0;
@@ -79,11 +79,19 @@ class ClusterWriter {
 // How to reach an API server: from a kubeconfig file (its current context)
 // or from the in-cluster service account.
 struct KubeConnection {
-  std::string server;  // https://host:port
+  std::string server;  // https://host:port (a path prefix is kept: https://proxy/k8s/clusters/c-1)
   std::string bearer_token;
+  // A token file is re-read (at most once a minute), as client-go does:
+  // projected service-account tokens rotate under a running pod.
+  std::string bearer_token_file;
   std::string ca_file;           // empty: system CAs
   std::string client_cert_file;  // client-certificate auth, when the kubeconfig uses it
   std::string client_key_file;
+  // The kubeconfig's *-data fields, decoded (PEM text); they win over the
+  // files, as in client-go. Kept in memory, never written out but the CA.
+  std::string ca_data;
+  std::string client_cert_data;
+  std::string client_key_data;
   bool insecure_skip_tls_verify = false;
 };
 
@@ -92,8 +100,22 @@ struct KubeConnection {
 // KUBERNETES_SERVICE_HOST/PORT for in-cluster.
 KubeConnection connection_from_kubeconfig(const std::string& path);
 KubeConnection connection_in_cluster();
+// The same with the service-account folder and the two variables given
+// (tests; a sidecar that mounts the account elsewhere).
+KubeConnection connection_in_cluster(const std::string& service_account_dir, const std::string& service_host,
+                                     const std::string& service_port);
 
-std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection);
+// How the feed paces itself. The defaults suit a real cluster; tests shrink
+// them.
+struct KubeFeedOptions {
+  int list_page_size = 500;              // ?limit= (client-go's reflector pages by 500)
+  int watch_timeout_seconds = 300;       // ?timeoutSeconds=: the server ends a quiet watch, we resume
+  double backoff_initial_seconds = 0.5;  // after a failed watch or relist, doubling...
+  double backoff_max_seconds = 30;       // ...up to this
+};
+
+std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection,
+                                            const KubeFeedOptions& options = {});
 std::unique_ptr<ClusterWriter> make_kube_writer(const KubeConnection& connection);
 
 }  // namespace gpuslice::serve

@@ -1,0 +1,365 @@
+// List + watch of Nodes and Pods, the way client-go's reflector keeps an
+// informer in step: a paged list gives the whole cluster and a resourceVersion,
+// a watch from that version streams the changes, a 410 Gone (the version is
+// older than the server's history) means list again. Terminated pods are
+// passed through: the decision state drops them (one rule, one place).
+#include <fmt/format.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <set>
+#include <thread>
+
+#include "gpuslice/serve/cluster_io.hpp"
+#include "kube_http.hpp"
+
+namespace gpuslice::serve {
+
+namespace {
+
+constexpr auto kListTimeout = std::chrono::seconds(60);
+
+std::string url_encode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+enum class Resource { Nodes, Pods };
+const char* path_of(Resource r) { return r == Resource::Nodes ? "/api/v1/nodes" : "/api/v1/pods"; }
+const char* kind_of(Resource r) { return r == Resource::Nodes ? "Node" : "Pod"; }
+
+struct Listed {
+  std::vector<nlohmann::json> items;
+  std::string resource_version;
+};
+
+// A stream ended for one of these reasons.
+enum class WatchEnd { Closed, Gone, Failed, Superseded };
+
+class KubeFeed final : public ClusterFeed {
+ public:
+  KubeFeed(const KubeConnection& c, const KubeFeedOptions& o) : http_(c), options_(o) {}
+  ~KubeFeed() override { stop(); }
+
+  void start(ClusterSink& sink) override {
+    sink_ = &sink;
+    relist_now();  // throws: the caller decides whether to serve without a cluster
+    for (Resource r : {Resource::Nodes, Resource::Pods}) {
+      ++running_;  // before the thread exists, so stop() never misses it
+      threads_.emplace_back([this, r] { watch_loop(r); });
+    }
+  }
+
+  void stop() override {
+    stopping_ = true;
+    wake_.notify_all();
+    // A request may be just opening its socket when we look; keep shutting
+    // down what is in flight until every thread has left.
+    while (running_ > 0) {
+      {
+        std::lock_guard<std::mutex> lock(clients_mutex_);
+        for (auto* c : in_flight_) c->stop();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+    threads_.clear();
+  }
+
+ private:
+  // Registers a client so stop() and a relist can cut its request short.
+  struct InFlight {
+    KubeFeed& feed;
+    httplib::ClientImpl* client;
+    InFlight(KubeFeed& f, httplib::ClientImpl* c) : feed(f), client(c) {
+      std::lock_guard<std::mutex> lock(feed.clients_mutex_);
+      feed.in_flight_.insert(client);
+    }
+    ~InFlight() {
+      std::lock_guard<std::mutex> lock(feed.clients_mutex_);
+      feed.in_flight_.erase(client);
+    }
+  };
+
+  Listed list(Resource r) {
+    Listed out;
+    std::string next;
+    bool paged = options_.list_page_size > 0;
+    auto cli = http_.client(kListTimeout);
+    InFlight guard(*this, cli.get());
+    for (;;) {
+      if (stopping_) throw ApiError(0, "stopping");
+      std::string path = http_.prefix() + path_of(r);
+      if (paged) path += fmt::format("?limit={}", options_.list_page_size);
+      if (paged && !next.empty()) path += "&continue=" + url_encode(next);
+      auto res = cli->Get(path, http_.headers());
+      if (!res) throw ApiError(0, transport_failure(http_.server(), res.error()));
+      if (res->status == 410 && !next.empty()) {
+        // The continue token expired mid-list: list whole, as client-go falls back.
+        out = {};
+        next.clear();
+        paged = false;
+        continue;
+      }
+      if (res->status != 200) throw ApiError(res->status, status_message(res->status, res->body));
+      nlohmann::json page;
+      try {
+        page = nlohmann::json::parse(res->body);
+      } catch (const nlohmann::json::exception& e) {
+        throw ApiError(res->status, fmt::format("{} list is not JSON: {}", path_of(r), e.what()));
+      }
+      if (!page.is_object() || !page.contains("items") || !page["metadata"].is_object())
+        throw ApiError(res->status, fmt::format("{} answered something that is not a list", path_of(r)));
+      if (page["items"].is_array())
+        for (auto& item : page["items"]) {
+          // List items carry no apiVersion/kind; watch objects do. Make them alike.
+          item["apiVersion"] = "v1";
+          item["kind"] = kind_of(r);
+          out.items.push_back(std::move(item));
+        }
+      const auto& meta = page["metadata"];
+      out.resource_version = meta.value("resourceVersion", "");
+      next = meta.value("continue", "");
+      if (!paged || next.empty()) return out;
+    }
+  }
+
+  // Lists both kinds and hands the sink the whole cluster; the watches then
+  // resume from the new versions (a stream from before is cut short).
+  void relist_now() {
+    std::lock_guard<std::mutex> one_at_a_time(relist_mutex_);
+    relist_locked();
+  }
+
+  // After a 410 on a watch begun at `generation`: both watches usually go
+  // Gone together, and one relist serves both.
+  void relist_after(uint64_t generation) {
+    std::lock_guard<std::mutex> one_at_a_time(relist_mutex_);
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      if (generation != generation_) return;
+    }
+    relist_locked();
+  }
+
+  void relist_locked() {
+    Listed nodes = list(Resource::Nodes);
+    Listed pods = list(Resource::Pods);
+    std::lock_guard<std::mutex> lock(state_mutex_);
+    sink_->replace_all(nodes.items, pods.items);
+    rv_nodes_ = nodes.resource_version;
+    rv_pods_ = pods.resource_version;
+    ++generation_;
+    std::lock_guard<std::mutex> clients(clients_mutex_);
+    for (auto* c : watching_) c->stop();
+  }
+
+  void sleep_backoff(double& seconds) {
+    std::unique_lock<std::mutex> lock(wake_mutex_);
+    wake_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return stopping_.load(); });
+    seconds = std::min(seconds * 2, options_.backoff_max_seconds);
+  }
+
+  void watch_loop(Resource r) {
+    double backoff = options_.backoff_initial_seconds;
+    bool need_relist = false;
+    uint64_t gone_at = 0;  // the generation whose watch went Gone
+    while (!stopping_) {
+      if (need_relist) {
+        try {
+          relist_after(gone_at);
+          need_relist = false;
+          backoff = options_.backoff_initial_seconds;
+        } catch (const ApiError& e) {
+          if (stopping_) break;
+          fmt::print(stderr, "gpuslice serve: relist failed ({}); retrying\n", e.what());
+          sleep_backoff(backoff);
+          continue;
+        }
+      }
+      bool connected = false;
+      const WatchEnd end = watch_once(r, connected, gone_at);
+      if (connected) backoff = options_.backoff_initial_seconds;
+      if (stopping_) break;
+      switch (end) {
+        case WatchEnd::Closed:
+        case WatchEnd::Superseded:
+          break;  // the server ended a quiet watch, or a relist moved us on: resume
+        case WatchEnd::Gone:
+          need_relist = true;
+          break;
+        case WatchEnd::Failed:
+          sleep_backoff(backoff);
+          break;
+      }
+    }
+    --running_;
+  }
+
+  WatchEnd watch_once(Resource r, bool& connected, uint64_t& generation) {
+    std::string rv;
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      generation = generation_;
+      rv = r == Resource::Nodes ? rv_nodes_ : rv_pods_;
+    }
+    auto cli = http_.client(std::chrono::seconds(options_.watch_timeout_seconds + 30));
+    InFlight guard(*this, cli.get());
+    {
+      std::lock_guard<std::mutex> lock(clients_mutex_);
+      watching_.insert(cli.get());
+    }
+    struct Unwatch {
+      KubeFeed& f;
+      httplib::ClientImpl* c;
+      ~Unwatch() {
+        std::lock_guard<std::mutex> lock(f.clients_mutex_);
+        f.watching_.erase(c);
+      }
+    } unwatch{*this, cli.get()};
+    // A relist may have happened between reading the version and registering.
+    {
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      if (generation != generation_) return WatchEnd::Superseded;
+    }
+
+    const std::string path =
+        http_.prefix() +
+        fmt::format("{}?watch=1&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds={}", path_of(r),
+                    url_encode(rv), options_.watch_timeout_seconds);
+    int status = 0;
+    std::string error_body, pending;
+    WatchEnd end = WatchEnd::Closed;
+    auto on_line = [&](const std::string& line) -> bool {
+      nlohmann::json ev;
+      try {
+        ev = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception& e) {
+        fmt::print(stderr, "gpuslice serve: {} watch sent a line that is not JSON ({})\n", path_of(r),
+                   e.what());
+        end = WatchEnd::Failed;
+        return false;
+      }
+      const std::string type = ev.is_object() ? ev.value("type", "") : "";
+      const nlohmann::json& obj = ev.is_object() && ev.contains("object") ? ev["object"] : nlohmann::json();
+      if (type == "ERROR") {
+        const int code = obj.is_object() ? obj.value("code", 0) : 0;
+        end = code == 410 ? WatchEnd::Gone : WatchEnd::Failed;
+        if (code != 410) fmt::print(stderr, "gpuslice serve: {} watch error: {}\n", path_of(r), obj.dump());
+        return false;
+      }
+      if (!obj.is_object() || !obj["metadata"].is_object()) {
+        end = WatchEnd::Failed;
+        return false;
+      }
+      const std::string next_rv = obj["metadata"].value("resourceVersion", "");
+      std::lock_guard<std::mutex> lock(state_mutex_);
+      if (generation != generation_) {
+        end = WatchEnd::Superseded;
+        return false;
+      }
+      WatchKind kind;
+      if (type == "ADDED")
+        kind = WatchKind::Added;
+      else if (type == "MODIFIED")
+        kind = WatchKind::Modified;
+      else if (type == "DELETED")
+        kind = WatchKind::Deleted;
+      else if (type == "BOOKMARK")
+        kind = WatchKind::Added;  // unused: a bookmark only moves the version on
+      else {
+        end = WatchEnd::Failed;
+        return false;
+      }
+      if (type != "BOOKMARK") {
+        if (r == Resource::Nodes)
+          sink_->node_changed(kind, obj);
+        else
+          sink_->pod_changed(kind, obj);
+      }
+      (r == Resource::Nodes ? rv_nodes_ : rv_pods_) = next_rv;
+      return true;
+    };
+    auto res = cli->Get(
+        path, http_.headers(),
+        [&](const httplib::Response& response) {
+          status = response.status;
+          connected = status == 200;
+          return !stopping_;
+        },
+        [&](const char* data, size_t n) {
+          if (stopping_) return false;
+          if (status != 200) {
+            if (error_body.size() < 64 * 1024) error_body.append(data, n);
+            return true;
+          }
+          pending.append(data, n);
+          size_t at;
+          while ((at = pending.find('\n')) != std::string::npos) {
+            const std::string line = pending.substr(0, at);
+            pending.erase(0, at + 1);
+            if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
+            if (!on_line(line)) return false;
+          }
+          if (pending.size() > 64 * 1024 * 1024) {  // one object never grows this large
+            end = WatchEnd::Failed;
+            return false;
+          }
+          return true;
+        });
+    if (end != WatchEnd::Closed) return end;
+    if (status == 410) return WatchEnd::Gone;
+    if (status != 0 && status != 200) {
+      fmt::print(stderr, "gpuslice serve: {} watch answered {}: {}\n", path_of(r), status,
+                 status_message(status, error_body));
+      return WatchEnd::Failed;
+    }
+    if (!res) {
+      {
+        std::lock_guard<std::mutex> lock(state_mutex_);
+        if (generation != generation_) return WatchEnd::Superseded;
+      }
+      if (connected && res.error() == httplib::Error::Read) return WatchEnd::Closed;
+      if (!stopping_)
+        fmt::print(stderr, "gpuslice serve: {} watch: {}\n", path_of(r),
+                   transport_failure(http_.server(), res.error()));
+      return WatchEnd::Failed;
+    }
+    return WatchEnd::Closed;
+  }
+
+  KubeHttp http_;
+  KubeFeedOptions options_;
+  ClusterSink* sink_ = nullptr;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> running_{0};
+  std::vector<std::thread> threads_;
+
+  std::mutex relist_mutex_;
+  std::mutex state_mutex_;  // the versions, the generation, and every call into the sink
+  std::string rv_nodes_, rv_pods_;
+  uint64_t generation_ = 0;
+
+  std::mutex clients_mutex_;
+  std::set<httplib::ClientImpl*> in_flight_;
+  std::set<httplib::ClientImpl*> watching_;
+
+  std::mutex wake_mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace
+
+std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection,
+                                            const KubeFeedOptions& options) {
+  return std::make_unique<KubeFeed>(connection, options);
+}
+
+}  // namespace gpuslice::serve
