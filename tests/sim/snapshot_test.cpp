@@ -198,4 +198,19 @@ TEST_CASE("snapshot run: --add-nodes copies a node, --cordon closes one", "[sim]
     if (!p.starting) CHECK(p.node != "gpu-t4-2");
   spec.cordon = {"no-such-node"};
   CHECK_THROWS_AS(snapshot_scenario(spec), core::InputError);
+
+  // One more 2 x A100 node: the 70000 MiB fine-tune no longer waits.
+  spec.cordon.clear();
+  spec.assume_duration = 3 * 3600.0;
+  spec.add_nodes = {path("examples/snapshot/a100-node.yaml") + ":1"};
+  const Scenario added = snapshot_scenario(spec);
+  REQUIRE(added.fleet.size() == 5);
+  CHECK(added.fleet.node(4).name == "gpu-a100-new-0");
+  CHECK(added.fleet.node(4).devices.at(1).uuid == "GPU-gpu-a100-new-0-1");
+  bool placed_at_once = false;
+  for (const auto& p : run(added).pods)
+    if (p.name == "ml/finetune-7b-0") placed_at_once = p.start == 0;
+  CHECK(placed_at_once);
+  spec.add_nodes = {path("examples/snapshot/a100-node.yaml") + ":x"};
+  CHECK_THROWS_AS(snapshot_scenario(spec), core::InputError);
 }
