@@ -176,8 +176,10 @@ void print_table(const RunResult& r, std::ostream& out) {
     ++shown;
     if (pod.start >= 0)
       fmt::print(
-          out, "    {:<28} -> {} {}{}\n", pod.name, pod.node, cards_of(pod.allocation),
-          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "");
+          out, "    {:<28} -> {} {}{}\n      hami.io/vgpu-devices-allocated: {}\n", pod.name, pod.node,
+          cards_of(pod.allocation),
+          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "",
+          pod.allocation);
     else
       fmt::print(out, "    {:<28} {} ({}){}{}\n", pod.name,
                  pod.status == "refused" ? "refused" : "still pending", pod.reason,
