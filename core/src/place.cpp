@@ -7,6 +7,7 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
+#include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/core/policies/hami.hpp"
 
 namespace gpuslice::core {
@@ -25,71 +26,16 @@ void check_policy_flag(const std::optional<std::string>& value, const char* flag
     throw InputError("command line", 0, flag, problem);
 }
 
-std::string pod_key(const PodRequest& p) { return p.ns + "/" + p.name; }
-
-// Already placed pods, read as HAMi's scheduler reads its pod cache
-// (pkg/scheduler/scheduler.go onAddPod and getNodesUsage): a pod without
-// hami.io/vgpu-node is not HAMi's and is skipped; a Succeeded or Failed pod
-// holds nothing; a pod on a node HAMi does not know, or a grant on a card no
-// longer registered, counts nothing (we say so on stderr). The pod being
-// placed is dropped from the cache first (same UID), as Filter's delPod does.
+// Already placed pods, as HAMi's scheduler counts them (read_placed_pods);
+// the pod being placed is dropped from the cache first (same UID), as
+// Filter's delPod does.
 void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::RequestDefaults& defaults) {
-  Cluster& cluster = out.cluster;
-  std::map<std::string, int> seen;  // namespace/name or uid -> line
-  for (const auto& doc : codec::parse_pods(input.text, input.source, defaults)) {
-    const std::string name = pod_key(doc.request);
-    for (const std::string& key :
-         {name, doc.request.uid.empty() ? std::string() : "uid:" + doc.request.uid}) {
-      if (key.empty()) continue;
-      auto [it, fresh] = seen.emplace(key, doc.line);
-      if (!fresh)
-        throw InputError(input.source, doc.line, "metadata.name",
-                         fmt::format("pod '{}' is listed twice (first at line {})", name, it->second));
-    }
-    if (doc.terminated()) continue;
-    if (doc.assigned_node.empty()) {
-      if (!doc.allocated.empty())
-        out.warnings.push_back(fmt::format("{}:{}: pod '{}' has {} but no {}: no GPU counted, as HAMi does",
-                                           input.source, doc.line, name, codec::kAllocatedAnnotation,
-                                           codec::kAssignedNodeAnnotation));
-      // Not HAMi's, but bound to a node: kube-scheduler counts its CPU and
-      // memory there, and so does the core's host check.
-      if (auto bound = doc.node_name.empty() ? std::nullopt : cluster.find(doc.node_name))
-        cluster.charge(*bound, PodAllocation{}, doc.request.host);
-      continue;
-    }
-    if (!out.pod.uid.empty() && doc.request.uid == out.pod.uid) continue;  // Filter's delPod, by UID
-    auto id = cluster.find(doc.assigned_node);
-    if (!id) {
-      out.warnings.push_back(
-          fmt::format("{}:{}: pod '{}' runs on node '{}', which is not in the node list: "
-                      "not counted",
-                      input.source, doc.line, name, doc.assigned_node));
-      continue;
-    }
-    codec::AllocationText text;
-    try {
-      text = codec::decode_allocation_text(doc.allocated);
-    } catch (const CodecError& e) {
-      throw InputError(input.source, doc.allocated_line ? doc.allocated_line : doc.line,
-                       "metadata.annotations.hami.io/vgpu-devices-allocated",
-                       fmt::format("pod '{}': {}", name, e.what()));
-    }
-    const Node& node = cluster.node(*id);
-    for (auto& container : text) {
-      std::erase_if(container, [&](const codec::GrantText& g) {
-        for (const auto& d : node.devices)
-          if (d.uuid == codec::card_of(g.uuid)) return false;
-        out.warnings.push_back(fmt::format(
-            "{}:{}: pod '{}' holds card '{}', which is not registered on node "
-            "'{}': not counted",
-            input.source, doc.allocated_line ? doc.allocated_line : doc.line, name, g.uuid, node.name));
-        return true;
-      });
-    }
-    const PodAllocation allocation =
-        codec::resolve_allocation(text, node, doc.request.init_containers.size());
-    cluster.charge(*id, allocation, doc.request.host);
+  const auto docs = codec::parse_pods(input.text, input.source, defaults);
+  for (const PlacedPod& p : read_placed_pods(out.cluster, docs, input.source, out.pod.uid, out.warnings)) {
+    if (p.role == PlacedRole::BoundOnly)
+      out.cluster.charge(p.node, PodAllocation{}, docs[p.doc].request.host);
+    else if (p.role == PlacedRole::Hami)
+      out.cluster.charge(p.node, p.allocation, docs[p.doc].request.host);
   }
 }
 

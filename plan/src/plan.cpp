@@ -139,6 +139,14 @@ std::string apply_overrides(const std::string& yaml_text, const json& overrides,
 
 sim::Scenario load(const RunSpec& spec) {
   const ScenarioSource& s = spec.scenario;
+  if (s.snapshot) {
+    if (is_openb(s) || s.text || (!s.overrides.is_null() && !s.overrides.empty()))
+      throw InputError("arguments", 0, "snapshot",
+                       "a snapshot run takes its pods from the snapshot and a pods file, not from these");
+    sim::SnapshotRunSpec snap = *s.snapshot;
+    if (!s.path.empty()) snap.pods = s.path;  // the scenario's pod source; the snapshot gives the fleet
+    return sim::snapshot_scenario(snap);
+  }
   if (is_openb(s)) {
     if (!s.path.empty() || s.text)
       throw InputError("arguments", 0, "openb_nodes", "give a scenario or an openb replay, not both");
@@ -308,8 +316,11 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
 
   // The base scenario (user overrides applied), read once; each try sets
   // the varied groups' counts on a copy of it.
-  if (req.run.scenario.path.empty() && !req.run.scenario.text)
+  const bool snapshot = req.run.scenario.snapshot.has_value();
+  if (req.run.scenario.path.empty() && !req.run.scenario.text && !snapshot)
     throw InputError("arguments", 0, "scenario", "give a scenario");
+  if (snapshot && req.run.scenario.snapshot->add_nodes.empty())
+    throw InputError("arguments", 0, "add", "give the node to add (--add NODE.yaml)");
   const sim::Scenario base_scenario = load(req.run);
   if (base_scenario.fleet_groups.empty())
     throw InputError(req.run.scenario.path.empty() ? req.run.scenario.source : req.run.scenario.path, 0,
@@ -337,7 +348,9 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   for (const auto& g : groups) result.vary.push_back(g.name);
   const int lo = req.min_count;
   const int hi = req.max_count > 0 ? req.max_count : std::max(16, 4 * base_total);
-  if (lo < 1) throw InputError("arguments", 0, "min_count", "must be at least 1");
+  // A snapshot already has nodes: adding none may be the answer.
+  if (lo < (snapshot ? 0 : 1))
+    throw InputError("arguments", 0, "min_count", snapshot ? "must not be negative" : "must be at least 1");
   if (hi < lo) throw InputError("arguments", 0, "max_count", "must not be below min_count");
   if (hi > 1'000'000) throw InputError("arguments", 0, "max_count", "must be at most 1000000");
   result.min_count = lo;

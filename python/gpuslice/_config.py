@@ -113,8 +113,17 @@ def run_config(
     tune: float | None = None,
     overrides: Mapping[str, Any] | None = None,
     embed: bool = False,
+    snapshot: Any = None,
+    add_nodes: Any = None,
+    cordon: Any = None,
+    assume_duration: Any = None,
 ) -> dict:
-    cfg = scenario_config(scenario, openb_nodes, openb_pods, tune=tune, embed=embed)
+    if snapshot is not None:
+        cfg = snapshot_config(scenario, openb_nodes, openb_pods, snapshot, add_nodes, cordon, assume_duration)
+    elif add_nodes or cordon or assume_duration is not None:
+        raise input_error("arguments", 0, "snapshot", "add_nodes, cordon and assume_duration go with snapshot=PATH")
+    else:
+        cfg = scenario_config(scenario, openb_nodes, openb_pods, tune=tune, embed=embed)
     for key, value in (("policy", policy), ("gpu_policy", gpu_policy), ("queue", queue)):
         if value is not None:
             if not isinstance(value, str):
@@ -135,6 +144,39 @@ def run_config(
         cfg["seed"] = seed
     if overrides:
         cfg["overrides"] = dict(overrides)
+    return cfg
+
+
+def snapshot_config(
+    scenario: Any, openb_nodes: Any, openb_pods: Any, snapshot: Any, add_nodes: Any, cordon: Any,
+    assume_duration: Any,
+) -> dict:
+    """A run from a cluster snapshot (kubectl get nodes,pods -A -o yaml|json): scenario, if given,
+    is a path to a scenario file whose pods arrive later (its fleet is replaced by the snapshot).
+    add_nodes: "NODE.yaml:COUNT" strings or {path: count}; assume_duration: "3h" or seconds."""
+    if openb_nodes is not None or openb_pods is not None:
+        raise input_error("arguments", 0, "openb_nodes", "give a snapshot or an openb replay, not both")
+    if not isinstance(snapshot, (str, os.PathLike)):
+        raise input_error("arguments", 0, "snapshot", f"expected a path, got {type(snapshot).__name__}")
+    cfg: dict[str, Any] = {}
+    if scenario is not None:
+        if not isinstance(scenario, (str, os.PathLike)) or _is_text(scenario):
+            raise input_error("arguments", 0, "scenario", "with a snapshot, scenario is the path of a pods file")
+        cfg["scenario_path"] = os.fspath(scenario)
+    if isinstance(add_nodes, Mapping):
+        add = [f"{os.fspath(k)}:{int(v)}" for k, v in add_nodes.items()]
+    elif isinstance(add_nodes, (str, os.PathLike)):
+        add = [os.fspath(add_nodes)]
+    else:
+        add = [os.fspath(a) for a in (add_nodes or [])]
+    if isinstance(cordon, str):
+        cordon = [cordon]
+    snap: dict[str, Any] = {"path": os.fspath(snapshot), "add_nodes": add, "cordon": list(cordon or [])}
+    if assume_duration is not None:
+        if isinstance(assume_duration, bool) or not isinstance(assume_duration, (str, int, float)):
+            raise input_error("arguments", 0, "assume_duration", "expected a duration like '3h' or seconds")
+        snap["assume_duration"] = assume_duration
+    cfg["snapshot"] = snap
     return cfg
 
 

@@ -217,7 +217,7 @@ class SimResult:
         s = self.summary
         return (
             f"<gpuslice.SimResult {s.get('scenario')} policy={s.get('policy')} seed={s.get('seed')}: "
-            f"{s.get('placements')}/{s.get('pods')} placed, final alloc {s.get('final_alloc_gpu_pct', 0):.2f}%>"
+            f"{s.get('placements')}/{s.get('pods')} placed, peak alloc {s.get('peak_alloc_gpu_pct', 0):.2f}%>"
         )
 
 
@@ -233,8 +233,17 @@ def simulate(
     queue: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     progress: Callable[[float], Any] | None = None,
+    snapshot: Any = None,
+    add_nodes: Any = None,
+    cordon: Any = None,
+    assume_duration: Any = None,
 ) -> SimResult:
     """One simulation, as `gpuslice simulate`.
+
+    snapshot: a cluster's `kubectl get nodes,pods -A -o yaml` (or -o json) as the start, as
+    `gpuslice simulate --snapshot`; then scenario, if given, is a pods file for later arrivals,
+    add_nodes "NODE.yaml:COUNT" strings (or {path: count}), cordon node names, assume_duration
+    "3h" or seconds (default: running pods never leave).
 
     scenario: a scenario YAML path, its text or a dict; or openb_nodes + openb_pods (CSV paths).
     policy: a name from gpuslice.policies() (default: the scenario's). tune: openb resampling
@@ -245,7 +254,8 @@ def simulate(
     """
     cfg = run_config(
         scenario, openb_nodes, openb_pods, policy=policy, gpu_policy=gpu_policy, queue=queue, seed=seed,
-        tune=tune, overrides=overrides,
+        tune=tune, overrides=overrides, snapshot=snapshot, add_nodes=add_nodes, cordon=cordon,
+        assume_duration=assume_duration,
     )
     check_progress(progress)
     return SimResult(_gpuslice.simulate(dumps(cfg), progress))

@@ -7,6 +7,7 @@ arguments and results.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -90,11 +91,15 @@ class PlanResult:
 
 
 def plan_capacity(
-    scenario: Any,
-    targets: Any,
+    scenario: Any = None,
+    targets: Any = None,
     *,
+    snapshot: Any = None,
+    add: Any = None,
+    cordon: Any = None,
+    assume_duration: Any = None,
     vary: str | Iterable[str] | None = None,
-    min_count: int = 1,
+    min_count: int | None = None,
     max_count: int | None = None,
     seeds: Iterable[int] | int | None = None,
     policy: str | None = None,
@@ -114,9 +119,26 @@ def plan_capacity(
     proportions of their counts in the scenario). min_count..max_count: the nodes tried
     (default max: 4x the scenario's, at least 16). seeds: a count meets a target when every
     seed does. search: "bisect" (assumes metrics improve with more nodes) or "scan".
+    snapshot: start from a cluster (kubectl get nodes,pods -A -o yaml|json), as `gpuslice plan
+    --snapshot`: add is the Node file(s) whose count is searched, from 0 (count = nodes added);
+    cordon and assume_duration as in simulate().
     """
     check_progress(progress)
-    cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, overrides=overrides)
+    if targets is None:
+        raise input_error("arguments", 0, "targets", "give at least one target, e.g. 'refused_pct<=0'")
+    if snapshot is not None:
+        adds = [add] if isinstance(add, (str, os.PathLike)) else list(add or [])
+        cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, snapshot=snapshot,
+                         add_nodes=[f"{os.fspath(a)}:0" for a in adds], cordon=cordon,
+                         assume_duration=assume_duration)
+        if min_count is None:
+            min_count = 0  # adding none may be the answer
+    else:
+        if add is not None or cordon is not None or assume_duration is not None:
+            raise input_error("arguments", 0, "snapshot", "add, cordon and assume_duration go with snapshot=PATH")
+        cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, overrides=overrides)
+    if min_count is None:
+        min_count = 1
     if isinstance(vary, str):
         vary = [vary]
     if seeds is None:

@@ -8,9 +8,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <limits>
 #include <memory>
 
@@ -25,6 +27,7 @@
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/simulator.hpp"
+#include "gpuslice/sim/snapshot.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -65,6 +68,25 @@ plan::RunSpec run_spec(const json& c) {
     if (auto t = opt<double>(c, "tune")) s.scenario.tune = *t;
     s.scenario.scenario_tune = opt<double>(c, "scenario_tune");
     if (c.contains("overrides") && !c["overrides"].is_null()) s.scenario.overrides = c["overrides"];
+    if (c.contains("snapshot") && !c["snapshot"].is_null()) {
+      // {"path", "add_nodes": ["NODE.yaml:COUNT"], "cordon": [...], "assume_duration": "3h" | seconds}
+      const json& j = c["snapshot"];
+      sim::SnapshotRunSpec snap;
+      snap.snapshot = j.at("path").get<std::string>();
+      snap.add_nodes = j.value("add_nodes", std::vector<std::string>{});
+      snap.cordon = j.value("cordon", std::vector<std::string>{});
+      if (j.contains("assume_duration") && !j["assume_duration"].is_null()) {
+        const json& d = j["assume_duration"];
+        snap.assume_duration = d.is_string() ? sim::parse_duration(d.get<std::string>())
+                                             : std::optional<double>(d.get<double>());
+        if (!snap.assume_duration || !(*snap.assume_duration > 0))
+          throw core::InputError(
+              "arguments", 0, "assume_duration",
+              fmt::format("'{}' is not a positive duration (write 45m, 2h30m, 3d or seconds)",
+                          d.is_string() ? d.get<std::string>() : d.dump()));
+      }
+      s.scenario.snapshot = std::move(snap);
+    }
     s.policy = opt<std::string>(c, "policy");
     s.gpu_policy = opt<std::string>(c, "gpu_policy");
     s.queue = opt<std::string>(c, "queue");
@@ -197,7 +219,14 @@ struct Result {
     return d;
   }
   py::dict pods() const {
-    const auto& p = run.pods;
+    // As pods.csv: a snapshot's pods placed before the run have no row.
+    std::vector<sim::PodRecord> kept;
+    const bool any_starting =
+        std::any_of(run.pods.begin(), run.pods.end(), [](const sim::PodRecord& r) { return r.starting; });
+    if (any_starting)
+      std::copy_if(run.pods.begin(), run.pods.end(), std::back_inserter(kept),
+                   [](const sim::PodRecord& r) { return !r.starting; });
+    const auto& p = any_starting ? kept : run.pods;
     py::dict d;
     d["name"] = strings(p, [](const sim::PodRecord& r) { return r.name; });
     d["kind"] = strings(p, [](const sim::PodRecord& r) { return r.kind; });
@@ -211,6 +240,8 @@ struct Result {
     d["node"] = strings(p, [](const sim::PodRecord& r) { return r.node; });
     d["allocation"] = strings(p, [](const sim::PodRecord& r) { return r.allocation; });
     d["reason"] = strings(p, [](const sim::PodRecord& r) { return r.reason; });
+    d["origin"] = strings(p, [](const sim::PodRecord& r) { return r.origin; });
+    d["shortfall"] = strings(p, [](const sim::PodRecord& r) { return r.shortfall; });
     return d;
   }
   py::dict events() const {

@@ -180,6 +180,32 @@ plt.show()"""
 wait from minutes to nothing, so plan with a margin and with several seeds. The same search is
 `gpuslice plan scenarios/capacity-planning.yaml --target "p95_pending_s<=60" --seeds 1,2,3` on the command line."""
         ),
+        new_markdown_cell(
+            """## From your own cluster: a snapshot
+Planning usually starts from a running cluster with pods already Pending. `kubectl get nodes,pods -A -o yaml`
+(or `-o json`) of a HAMi cluster is enough: running HAMi pods keep their grants, Pending pods asking HAMi
+resources are the queue (in creation order), everything else is skipped and counted. The bundled
+`examples/snapshot/cluster.yaml` has a control plane, one 2 x A100 node and two 4 x T4 nodes, 9 GPU pods
+running and 7 Pending. Pods without a `gpuslice.io/expected-duration` annotation are assumed to run 3 hours."""
+        ),
+        new_code_cell(
+            """SNAPSHOT = "../examples/snapshot/cluster.yaml"
+runs = {p: gpuslice.simulate(snapshot=SNAPSHOT, policy=p, assume_duration="3h") for p in ["hami-binpack", "fgd"]}
+print(runs["hami-binpack"].summary["snapshot"])
+queue = pd.concat({p: r.pods.set_index("name")[["status", "node", "pending_seconds", "reason"]]
+                   for p, r in runs.items()}, axis=1)
+queue"""
+        ),
+        new_markdown_cell(
+            """The 70000 MiB fine-tune waits for an A100 card to empty; the 2 x 90000 MiB job and the 4-card job fit no
+node at all (`shortfall` says by how much). How many more 2 x A100 nodes until nothing that can be placed waits?"""
+        ),
+        new_code_cell(
+            """print(runs["hami-binpack"].pods.set_index("name").loc["ml/train-llm-70b-0", "shortfall"])
+snap_plan = gpuslice.plan_capacity(snapshot=SNAPSHOT, add="../examples/snapshot/a100-node.yaml",
+                                   assume_duration="3h", targets="p95_pending_s<=0", max_count=4)
+print(snap_plan)"""
+        ),
     ]
 
 

@@ -6,10 +6,30 @@
 
 namespace gpuslice::sim {
 
-core::Cluster build_fleet(const std::vector<FleetGroup>& groups) {
+namespace {
+core::Node copy_of(const core::Node& prototype, const std::string& name) {
+  core::Node n = prototype;
+  n.name = name;
+  n.cordoned_uuids.clear();
+  for (size_t c = 0; c < n.devices.size(); ++c) {
+    const std::string uuid = fmt::format("GPU-{}-{}", name, c);
+    for (const auto& cordoned : prototype.cordoned_uuids)
+      if (cordoned == n.devices[c].uuid) n.cordoned_uuids.push_back(uuid);
+    n.devices[c].uuid = uuid;
+  }
+  return n;
+}
+}  // namespace
+
+core::Cluster build_fleet(const std::vector<FleetGroup>& groups, const std::vector<core::Node>& first) {
   core::Cluster cluster;
+  for (const auto& n : first) cluster.add_node(n);
   for (const auto& g : groups) {
     for (int i = 0; i < g.count; ++i) {
+      if (g.prototype) {
+        cluster.add_node(copy_of(*g.prototype, fmt::format("{}-{}", g.node.name, i)));
+        continue;
+      }
       core::Node n;
       n.name = fmt::format("{}-{}", g.node.name, i);
       n.model = g.node.model;

@@ -1,9 +1,20 @@
 #include "gpuslice/sim/metrics.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 namespace gpuslice::sim {
+
+std::string human_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "forever";
+  if (seconds < 120) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 7200) return fmt::format("{:.1f} min", seconds / 60);
+  if (seconds < 72 * 3600) return fmt::format("{:.1f} h", seconds / 3600);
+  const auto hours = static_cast<int64_t>(std::llround(seconds / 3600));
+  return hours % 24 ? fmt::format("{} d {} h", hours / 24, hours % 24) : fmt::format("{} d", hours / 24);
+}
 
 Metrics::Metrics(const core::Cluster& fleet) {
   for (size_t id = 0; id < fleet.size(); ++id) {
@@ -107,6 +118,44 @@ TimelineRow Metrics::row(double time, size_t running, size_t pending, size_t pla
           pct(allocated_cores_, capacity_cores_),
           pct(busy_cards_, cards_),
           capacity_milli_ == 0 ? 0.0 : 100.0 * fragment_milli_ / static_cast<double>(capacity_milli_)};
+}
+
+void Metrics::observe_peaks() {
+  const TimelineRow r = row(0, 0, 0, 0, 0);
+  peak_gpu_ = std::max(peak_gpu_, r.alloc_gpu_pct);
+  peak_memory_ = std::max(peak_memory_, r.alloc_memory_pct);
+  peak_cores_ = std::max(peak_cores_, r.alloc_cores_pct);
+}
+
+void Metrics::advance(double now) {
+  observe_peaks();
+  if (now <= last_time_) return;
+  const TimelineRow r = row(0, 0, 0, 0, 0);
+  const double dt = now - last_time_;
+  area_gpu_ += r.alloc_gpu_pct * dt;
+  area_memory_ += r.alloc_memory_pct * dt;
+  area_cores_ += r.alloc_cores_pct * dt;
+  last_time_ = now;
+}
+
+Metrics::Held Metrics::held(double now) const {
+  const TimelineRow r = row(0, 0, 0, 0, 0);
+  Held h;
+  h.peak_gpu_pct = std::max(peak_gpu_, r.alloc_gpu_pct);
+  h.peak_memory_pct = std::max(peak_memory_, r.alloc_memory_pct);
+  h.peak_cores_pct = std::max(peak_cores_, r.alloc_cores_pct);
+  if (now > 0 && last_time_ > 0) {
+    // The state after the last event is held for no time: the mean covers [0, now].
+    const double span = std::max(now, last_time_);
+    h.gpu_pct = area_gpu_ / span;
+    h.memory_pct = area_memory_ / span;
+    h.cores_pct = area_cores_ / span;
+  } else {
+    h.gpu_pct = r.alloc_gpu_pct;
+    h.memory_pct = r.alloc_memory_pct;
+    h.cores_pct = r.alloc_cores_pct;
+  }
+  return h;
 }
 
 double Metrics::percentile_pending(double p) const {

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/html_report.hpp"
 
 namespace gpuslice::sim {
@@ -28,6 +32,26 @@ std::string cell(const std::string& s) {
 }
 
 std::string number(double v) { return v < 0 ? std::string() : fmt::format("{:.3f}", v); }
+
+// The cards an allocation annotation names, each once, in order ("GPU-a GPU-b").
+std::string cards_of(const std::string& allocation) {
+  if (allocation.empty()) return {};
+  std::vector<std::string> cards;
+  try {
+    for (const auto& container : core::codec::decode_allocation_text(allocation))
+      for (const auto& g : container) {
+        std::string card(core::codec::card_of(g.uuid));
+        if (std::find(cards.begin(), cards.end(), card) == cards.end()) cards.push_back(std::move(card));
+      }
+  } catch (const core::CodecError&) {
+    return {};  // we wrote it; cannot happen
+  }
+  return fmt::format("{}", fmt::join(cards, " "));
+}
+
+const nlohmann::ordered_json* find(const nlohmann::ordered_json& j, const char* key) {
+  return j.contains(key) ? &j[key] : nullptr;
+}
 }  // namespace
 
 void prepare_output_folder(const std::string& dir) {
@@ -58,12 +82,18 @@ void write_outputs(const RunResult& r, const std::string& dir) {
   }
   {
     auto f = open_out(d / "pods.csv");
-    f << "name,kind,gpu_milli,arrival,start,end,pending_seconds,status,node,allocation,reason\n";
-    for (const auto& p : r.pods)
-      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{}\n", cell(p.name), cell(p.kind), p.gpu_milli,
+    // origin, cards and shortfall were added for snapshot runs (queue |
+    // later; the cards granted; how close the best card came when not placed).
+    f << "name,kind,gpu_milli,arrival,start,end,pending_seconds,status,node,allocation,reason,origin,cards,"
+         "shortfall\n";
+    for (const auto& p : r.pods) {
+      if (p.starting) continue;  // a snapshot's pod placed before the run
+      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", cell(p.name), cell(p.kind), p.gpu_milli,
                  number(p.arrival), number(p.start), number(p.end),
                  p.start >= 0 ? number(p.start - p.arrival) : std::string(), p.status, cell(p.node),
-                 cell(p.allocation), cell(p.reason));
+                 cell(p.allocation), cell(p.reason), p.origin, cell(cards_of(p.allocation)),
+                 cell(p.shortfall));
+    }
   }
   if (!r.node_names.empty()) {
     // Per-card use over time: one row each time a placement or departure
@@ -90,28 +120,74 @@ void write_outputs(const RunResult& r, const std::string& dir) {
 
 void print_table(const RunResult& r, std::ostream& out) {
   const auto& s = r.summary;
-  auto opt = [](const nlohmann::ordered_json& v) {
-    return v.is_null() ? std::string("-") : fmt::format("{:.2f}%", v.get<double>());
-  };
-  fmt::print(out, "scenario {}  policy {}  seed {}\n", s["scenario"].get<std::string>(),
-             s["policy"].get<std::string>(), s["seed"].get<uint64_t>());
+  const std::string kind = s.value("run_kind", "no-departures");
+  fmt::print(out, "scenario {}  policy {}  seed {}  ({})\n", s["scenario"].get<std::string>(),
+             s["policy"].get<std::string>(), s["seed"].get<uint64_t>(),
+             kind == "no-departures" ? "pods arrive, none leaves: the study's model"
+             : kind == "departures"  ? "pods come and go"
+                                     : "from a cluster snapshot");
   fmt::print(out, "  fleet              {} nodes, {} GPUs\n", s["nodes"].get<size_t>(),
              s["gpus"].get<size_t>());
-  fmt::print(out, "  pods               {} arrived, {} placed, {} failed ({} refused, {} still pending)\n",
-             s["pods"].get<size_t>(), s["placements"].get<size_t>(), s["failed"].get<size_t>(),
-             s["refused"].get<size_t>(), s["pending_at_end"].get<size_t>());
-  fmt::print(out,
-             "  GPU allocation     {:.2f}% at the end, {:.2f}% at peak (memory {:.2f}%, cores {:.2f}%)\n",
-             s["final_alloc_gpu_pct"].get<double>(), s["peak_alloc_gpu_pct"].get<double>(),
-             s["final_alloc_memory_pct"].get<double>(), s["final_alloc_cores_pct"].get<double>());
-  fmt::print(out, "  at 130% arrived    {}\n", opt(s["alloc_ratio_at_130_pct"]));
-  fmt::print(out, "  fragmented GPU     {:.2f}% of capacity at the end ({} typical pod shapes)\n",
-             s["final_frag_gpu_pct"].get<double>(), s["typical_pod_shapes"].get<size_t>());
+  if (const auto* snap = find(s, "snapshot")) {
+    const auto& j = *snap;
+    fmt::print(out,
+               "  snapshot           {} nodes ({} added), {} GPU pods running, {} pending in the queue\n",
+               j["nodes"].get<size_t>(), j["added_nodes"].get<size_t>(), j["running_gpu_pods"].get<size_t>(),
+               j["queue"].get<size_t>());
+    for (auto it = j["skipped"].begin(); it != j["skipped"].end(); ++it)
+      fmt::print(out, "  skipped            {} pod{} {}\n", it.value().get<size_t>(),
+                 it.value().get<size_t>() == 1 ? "" : "s", it.key());
+    for (const auto& w : j["warnings"]) fmt::print(out, "  warning            {}\n", w.get<std::string>());
+  }
+  fmt::print(out, "  pods               {} arrived, {} placed, {} refused, {} still pending at the end\n",
+             s["pods"].get<size_t>(), s["placements"].get<size_t>(), s["refused"].get<size_t>(),
+             s["pending_at_end"].get<size_t>());
+  fmt::print(out, "  simulated time     {}\n", s["simulated_time"].get<std::string>());
+  if (const auto* tw = find(s, "alloc_gpu_pct_time_weighted"))
+    fmt::print(
+        out,
+        "  GPU allocation     {:.2f}% on average over time, {:.2f}% at peak (memory {:.2f}% / {:.2f}%, "
+        "cores {:.2f}% / {:.2f}%)\n",
+        tw->get<double>(), s["peak_alloc_gpu_pct"].get<double>(),
+        s["alloc_memory_pct_time_weighted"].get<double>(), s["peak_alloc_memory_pct"].get<double>(),
+        s["alloc_cores_pct_time_weighted"].get<double>(), s["peak_alloc_cores_pct"].get<double>());
+  else
+    fmt::print(out, "  GPU allocation     {:.2f}% at the end (memory {:.2f}%, cores {:.2f}%)\n",
+               s["final_alloc_gpu_pct"].get<double>(), s["final_alloc_memory_pct"].get<double>(),
+               s["final_alloc_cores_pct"].get<double>());
+  if (const auto* at130 = find(s, "alloc_ratio_at_130_pct"); at130 && !at130->is_null())
+    fmt::print(out, "  at 130% arrived    {:.2f}% of GPUs allocated\n", at130->get<double>());
+  if (const auto* frag = find(s, "final_frag_gpu_pct"))
+    fmt::print(out, "  fragmented GPU     {:.2f}% of capacity at the end ({} typical pod shapes)\n",
+               frag->get<double>(), s["typical_pod_shapes"].get<size_t>());
   const auto& p = s["pending_seconds"];
-  fmt::print(out, "  pending (s)        p50 {:.1f}  p95 {:.1f}  p99 {:.1f}  max {:.1f}\n",
-             p["p50"].get<double>(), p["p95"].get<double>(), p["p99"].get<double>(), p["max"].get<double>());
+  const size_t waiting = s.value("pending_includes_waiting", size_t{0});
+  fmt::print(
+      out, "  pending            p50 {}  p95 {}  p99 {}  max {}{}\n", human_duration(p["p50"].get<double>()),
+      human_duration(p["p95"].get<double>()), human_duration(p["p99"].get<double>()),
+      human_duration(p["max"].get<double>()),
+      waiting ? fmt::format(" (counting {} pods still waiting, with their wait so far)", waiting) : "");
   for (auto it = s["refusals_by_reason"].begin(); it != s["refusals_by_reason"].end(); ++it)
     fmt::print(out, "  not placed         {} x {}\n", it.value().get<size_t>(), it.key());
+  // A snapshot's queue, pod by pod: where each goes, or why not.
+  size_t shown = 0, queued = 0;
+  for (const auto& pod : r.pods) {
+    if (pod.origin != "queue") continue;
+    if (queued++ == 0) out << "  queue (pending at the snapshot, in creation order)\n";
+    if (shown >= 20) continue;
+    ++shown;
+    if (pod.start >= 0)
+      fmt::print(
+          out, "    {:<28} -> {} {}{}\n      hami.io/vgpu-devices-allocated: {}\n", pod.name, pod.node,
+          cards_of(pod.allocation),
+          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "",
+          pod.allocation);
+    else
+      fmt::print(out, "    {:<28} {} ({}){}{}\n", pod.name,
+                 pod.status == "refused" ? "refused" : "still pending", pod.reason,
+                 pod.shortfall.empty() ? "" : ": ", pod.shortfall);
+  }
+  if (queued > shown) fmt::print(out, "    ... {} more in pods.csv\n", queued - shown);
   fmt::print(out, "  wall time          {:.3f} s ({:.0f} pods/s)\n", s["wall_seconds"].get<double>(),
              s["pods_per_second"].get<double>());
 }

@@ -211,7 +211,8 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
 
 }  // namespace
 
-Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir) {
+Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir,
+                        bool fleet_given) {
   YAML::Node root;
   bool found = false;
   for (const auto& doc : core::codec::load_yaml_documents(text, source)) {
@@ -243,7 +244,9 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
     s.queue = *q;
   else
     r.fail(r.get(root, "queue"), "queue", fmt::format("'{}': use fifo or skip-ahead", queue));
-  read_fleet(r, r.get(root, "fleet"), base_dir, s);
+  if (!fleet_given) {  // else the snapshot's nodes replace any fleet here
+    read_fleet(r, r.get(root, "fleet"), base_dir, s);
+  }
 
   if (YAML::Node t = r.get(root, "templates")) {
     if (!t.IsMap()) r.fail(t, "templates", "must map names to pod templates");
@@ -326,8 +329,9 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
     s.openb.resample = r.value<bool>(o, "resample", "openb_pods.resample", true);
     s.openb.departures = r.value<bool>(o, "departures", "openb_pods.departures", false);
   }
-  if (sources != 1) r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
-  if (s.fleet.size() == 0) r.fail(root, "fleet", "the fleet has no nodes");
+  if (sources > 1 || (sources == 0 && !fleet_given))
+    r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
+  if (!fleet_given && s.fleet.size() == 0) r.fail(root, "fleet", "the fleet has no nodes");
   return s;
 }
 
@@ -348,7 +352,7 @@ void set_fleet_counts(Scenario& s, const std::vector<size_t>& which, const std::
     throw InputError(
         "arguments", 0, "count",
         fmt::format("the fleet would hold more than {} nodes and cards together", kMaxFleetUnits));
-  s.fleet = build_fleet(s.fleet_groups);
+  s.fleet = build_fleet(s.fleet_groups, s.snapshot ? s.snapshot->nodes : std::vector<core::Node>{});
 }
 
 Scenario load_scenario(const std::string& path) {
@@ -356,7 +360,8 @@ Scenario load_scenario(const std::string& path) {
                         std::filesystem::path(path).parent_path().string());
 }
 
-Workload materialize(const Scenario& s, uint64_t seed) {
+namespace {
+Workload later_pods(const Scenario& s, uint64_t seed) {
   if (s.generator) return generate(*s.generator, seed, typical_card_mib(s.fleet));
   if (s.openb_pods_csv) {
     OpenbOptions o = s.openb;
@@ -381,6 +386,43 @@ Workload materialize(const Scenario& s, uint64_t seed) {
   }
   std::stable_sort(w.begin(), w.end(),
                    [](const PodSpec& a, const PodSpec& b) { return a.arrival < b.arrival; });
+  return w;
+}
+
+std::string pod_name(const core::PodRequest& r) { return r.ns + "/" + r.name; }
+}  // namespace
+
+Workload materialize(const Scenario& s, uint64_t seed) {
+  if (!s.snapshot) return later_pods(s, seed);
+  // A snapshot run: the pods already placed, then the queue at time 0 in
+  // creation order, then the later pods (a stable order at equal times).
+  const int64_t typical = typical_card_mib(s.fleet);
+  Workload w;
+  for (const auto& p : s.snapshot->starting) {
+    PodSpec spec;
+    spec.request = p.request;
+    spec.name = pod_name(p.request);
+    spec.kind = "running";
+    spec.duration = p.duration;
+    spec.gpu_milli = gpu_milli_of(p.request, typical);
+    spec.running_on = PodSpec::Placed{p.node, p.allocation};
+    w.push_back(std::move(spec));
+  }
+  for (const auto& p : s.snapshot->queue) {
+    PodSpec spec;
+    spec.request = p.request;
+    spec.name = pod_name(p.request);
+    spec.kind = "queue";
+    spec.origin = "queue";
+    spec.duration = p.duration;
+    spec.gpu_milli = gpu_milli_of(p.request, typical);
+    w.push_back(std::move(spec));
+  }
+  for (auto& p : later_pods(s, seed)) {
+    p.name = pod_name(p.request);
+    p.origin = "later";
+    w.push_back(std::move(p));
+  }
   return w;
 }
 

@@ -48,7 +48,7 @@ class Run {
     // Typical pods are counted over the trace itself, not the study's extra draws.
     std::vector<size_t> counted;
     for (size_t i = 0; i < w.size(); ++i)
-      if (!w[i].resampled) counted.push_back(i);
+      if (!w[i].resampled && (!w[i].running_on || w[i].request.wants_devices())) counted.push_back(i);
     args.typical_pods = core::typical_pods(
         counted.size(), [&](size_t i) -> const core::PodRequest& { return w[counted[i]].request; });
     fragmentation_ = std::make_unique<core::FragmentationModel>(args.typical_pods);
@@ -64,8 +64,10 @@ class Run {
     shape_of_.reserve(w.size());
     for (const auto& p : w)
       shape_of_.push_back(shapes.try_emplace(request_key(p.request), shapes.size()).first->second);
-    for (const auto& p : w)
+    for (const auto& p : w) {
       if (p.duration != kForever) departures_ = true;
+      if (p.running_on) starting_ = true;
+    }
     full_events_ = cluster_.size() <= 64;
     // A grid reading only the summary and curves needs a coarse timeline.
     sample_every_ = std::max<size_t>(1, w.size() / (o.records ? 10000 : 200));
@@ -75,21 +77,23 @@ class Run {
     const auto start = std::chrono::steady_clock::now();
     for (uint32_t i = 0; i < workload_.size(); ++i) {
       const auto& p = workload_[i];
-      records_[i] = {options_.records ? p.request.name : std::string(),
-                     p.kind,
-                     "",
-                     "",
-                     "pending",
-                     "",
-                     p.arrival,
-                     -1,
-                     -1,
-                     p.gpu_milli};
-      engine_.schedule(p.arrival, EventKind::Arrival, i);
+      PodRecord& r = records_[i];
+      r = PodRecord{};
+      if (options_.records) r.name = p.name.empty() ? p.request.name : p.name;
+      r.kind = p.kind;
+      r.status = "pending";
+      r.arrival = p.arrival;
+      r.gpu_milli = p.gpu_milli;
+      records_[i].origin = p.origin;
+      if (p.running_on)
+        start_running(i);
+      else
+        engine_.schedule(p.arrival, EventKind::Arrival, i);
     }
     size_t handled = 0;
     while (!engine_.empty()) {
       const Event e = engine_.next();
+      metrics_.advance(e.time);
       if (e.kind == EventKind::Arrival)
         arrive(e.pod);
       else
@@ -107,6 +111,8 @@ class Run {
     for (uint32_t id : pending_) {
       records_[id].status = "pending";
       if (records_[id].reason.empty()) records_[id].reason = "WaitingInQueue";
+      if (options_.records && !workload_[id].origin.empty())
+        records_[id].shortfall = core::shortfall(cluster_, workload_[id].request);
       if (!result_.interrupted) metrics_.pending_time(engine_.now() - workload_[id].arrival);
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -128,6 +134,27 @@ class Run {
     return true;
   }
 
+  // A snapshot's pod placed before the run: it holds its grants from time 0.
+  void start_running(uint32_t id) {
+    const auto& p = workload_[id];
+    core::Decision d;
+    d.node = p.running_on->node;
+    d.allocation = p.running_on->allocation;
+    core::Scheduler::commit(cluster_, p.request, d, *policy_);
+    node_changed(*d.node, d.allocation);
+    metrics_.placed(*d.node, p.gpu_milli, d.allocation);
+    auto& r = records_[id];
+    r.starting = true;
+    r.start = 0;
+    r.status = "running";
+    if (options_.records) {
+      r.node = cluster_.node(*d.node).name;
+      r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
+    }
+    if (p.duration != kForever) engine_.schedule(p.duration, EventKind::Departure, id);
+    running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
+  }
+
   // The first attempt of a small fleet's pod keeps HAMi's full report (its
   // events); retries of waiting pods only need the choice.
   bool try_place(uint32_t id, bool first_attempt = false) {
@@ -135,6 +162,9 @@ class Run {
     const core::Detail detail = full_events_ && first_attempt ? core::Detail::Full : core::Detail::Minimal;
     core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail, shape_of_[id]);
     if (!d.placed()) {
+      // A snapshot run's pods say in numbers how close the best card came.
+      if (options_.records && !p.origin.empty() && records_[id].shortfall.empty())
+        records_[id].shortfall = core::shortfall(cluster_, p.request);
       if (!options_.records || !records_[id].reason.empty() || explained_ >= options_.explain_limit)
         return false;
       if (detail == core::Detail::Full)
@@ -255,7 +285,10 @@ class Run {
         // It fits no node even with the fleet empty: queueing it would block
         // a FIFO queue forever. Refused, with HAMi's reason for it.
         if (must_queue) try_place(id, true);  // cannot place; records why
-        event(id, {"Warning", "NeverFits", core::shortfall(*empty_fleet_, workload_[id].request)});
+        const std::string why = core::shortfall(*empty_fleet_, workload_[id].request);
+        event(id, {"Warning", "NeverFits", why});
+        if (options_.records && !workload_[id].origin.empty())
+          records_[id].shortfall = "on the empty fleet it " + why;
         refuse(id);
       } else {
         pending_.push_back(id);
@@ -320,9 +353,11 @@ class Run {
 
   void summarize(const std::string& name, double wall) {
     auto& s = result_.summary;
-    size_t never_placed = 0;
-    for (const auto& r : records_)
+    size_t never_placed = 0, starting = 0;
+    for (const auto& r : records_) {
       if (r.status == "pending") ++never_placed;
+      if (r.starting) ++starting;
+    }
     for (const auto& r : records_)
       if (r.status == "pending") metrics_.refused(r.reason.empty() ? "StillPending" : r.reason);
     s["scenario"] = name;
@@ -330,7 +365,7 @@ class Run {
     s["seed"] = options_.seed;
     s["nodes"] = cluster_.size();
     s["gpus"] = cluster_.device_count();
-    s["pods"] = workload_.size();
+    s["pods"] = workload_.size() - starting;
     s["placements"] = placed_;
     s["failed"] = failed_ + never_placed;
     s["refused"] = failed_;
@@ -338,29 +373,49 @@ class Run {
     s["wall_seconds"] = wall;
     s["pods_per_second"] = wall > 0 ? static_cast<double>(workload_.size()) / wall : 0.0;
     s["simulated_seconds"] = engine_.now();
-    const TimelineRow last = metrics_.row(engine_.now(), running_.size(), pending_.size(), placed_, failed_);
-    s["arrived_gpu_pct"] = last.arrived_pct;
-    s["final_alloc_gpu_pct"] = last.alloc_gpu_pct;
-    s["final_alloc_memory_pct"] = last.alloc_memory_pct;
-    s["final_alloc_cores_pct"] = last.alloc_cores_pct;
-    s["final_frag_gpu_pct"] = last.frag_gpu_pct;
+    s["simulated_time"] = human_duration(engine_.now());
+    // What a run's figures can mean depends on its kind: with nothing
+    // leaving (the study's model) the run is a fill, read by arrived demand
+    // and the final state; when pods come and go the end is empty and
+    // arrived demand grows without bound, so allocation is read over time.
+    // A snapshot run starts from a cluster's usage: arrived demand leaves
+    // that out, so its curve means nothing there either.
+    s["run_kind"] = starting_ ? "snapshot" : departures_ ? "departures" : "no-departures";
     s["typical_pod_shapes"] = fragmentation_typical_;
-    double peak = 0;
-    for (const auto& row : result_.timeline) peak = std::max(peak, row.alloc_gpu_pct);
-    s["peak_alloc_gpu_pct"] = peak;
-    nlohmann::ordered_json curve = nlohmann::ordered_json::array();
-    for (const auto& v : metrics_.alloc_by_arrived())
-      curve.push_back(v ? nlohmann::ordered_json(*v) : nullptr);
-    s["alloc_ratio_by_arrived_pct"] = std::move(curve);
-    nlohmann::ordered_json frag_curve = nlohmann::ordered_json::array();
-    for (const auto& v : metrics_.frag_by_arrived())
-      frag_curve.push_back(v ? nlohmann::ordered_json(*v) : nullptr);
-    s["frag_ratio_by_arrived_pct"] = std::move(frag_curve);
-    const auto at130 = metrics_.alloc_by_arrived()[130];
-    s["alloc_ratio_at_130_pct"] = at130 ? nlohmann::ordered_json(*at130) : nullptr;
-    s["unallocated_gpus_at_130_pct"] =
-        at130 ? nlohmann::ordered_json((1 - *at130 / 100) * static_cast<double>(cluster_.device_count()))
-              : nullptr;
+    const TimelineRow last = metrics_.row(engine_.now(), running_.size(), pending_.size(), placed_, failed_);
+    const Metrics::Held held = metrics_.held(engine_.now());
+    if (!departures_) {
+      s["final_alloc_gpu_pct"] = last.alloc_gpu_pct;
+      s["final_alloc_memory_pct"] = last.alloc_memory_pct;
+      s["final_alloc_cores_pct"] = last.alloc_cores_pct;
+      s["final_frag_gpu_pct"] = last.frag_gpu_pct;
+    } else {
+      s["alloc_gpu_pct_time_weighted"] = held.gpu_pct;
+      s["alloc_memory_pct_time_weighted"] = held.memory_pct;
+      s["alloc_cores_pct_time_weighted"] = held.cores_pct;
+    }
+    s["peak_alloc_gpu_pct"] = held.peak_gpu_pct;
+    s["peak_alloc_memory_pct"] = held.peak_memory_pct;
+    s["peak_alloc_cores_pct"] = held.peak_cores_pct;
+    if (!departures_ && !starting_) {
+      s["arrived_gpu_pct"] = last.arrived_pct;
+      nlohmann::ordered_json curve = nlohmann::ordered_json::array();
+      for (const auto& v : metrics_.alloc_by_arrived())
+        curve.push_back(v ? nlohmann::ordered_json(*v) : nullptr);
+      s["alloc_ratio_by_arrived_pct"] = std::move(curve);
+      nlohmann::ordered_json frag_curve = nlohmann::ordered_json::array();
+      for (const auto& v : metrics_.frag_by_arrived())
+        frag_curve.push_back(v ? nlohmann::ordered_json(*v) : nullptr);
+      s["frag_ratio_by_arrived_pct"] = std::move(frag_curve);
+      const auto at130 = metrics_.alloc_by_arrived()[130];
+      s["alloc_ratio_at_130_pct"] = at130 ? nlohmann::ordered_json(*at130) : nullptr;
+      s["unallocated_gpus_at_130_pct"] =
+          at130 ? nlohmann::ordered_json((1 - *at130 / 100) * static_cast<double>(cluster_.device_count()))
+                : nullptr;
+    }
+    // The percentiles count pods still waiting at the end with their wait
+    // so far (a lower bound); this many of them.
+    s["pending_includes_waiting"] = never_placed;
     s["pending_seconds"] = {{"p50", metrics_.percentile_pending(50)},
                             {"p95", metrics_.percentile_pending(95)},
                             {"p99", metrics_.percentile_pending(99)},
@@ -397,7 +452,7 @@ class Run {
   RunResult result_;
   size_t placed_ = 0, failed_ = 0, explained_ = 0, sample_every_ = 1;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
-  bool departures_ = false, full_events_ = false;
+  bool departures_ = false, full_events_ = false, starting_ = false;
 };
 
 }  // namespace
@@ -410,9 +465,37 @@ RunResult simulate(const core::Cluster& fleet, const Workload& workload, const R
 
 RunResult simulate(const Scenario& scenario, const RunOptions& options) {
   const Workload w = materialize(scenario, options.seed);
-  if (scenario.openb_pods_csv && scenario.openb.resample)  // the study's replay: its node order too
+  // The study's replay: its node order too (never with a snapshot, whose
+  // placed pods name nodes by position).
+  if (scenario.openb_pods_csv && scenario.openb.resample && !scenario.snapshot)
     return simulate(study_node_order(scenario.fleet, options.seed), w, options, scenario.name);
-  return simulate(scenario.fleet, w, options, scenario.name);
+  RunResult r = simulate(scenario.fleet, w, options, scenario.name);
+  if (scenario.snapshot) {
+    const ClusterSnapshot& snap = *scenario.snapshot;
+    size_t placed = 0, refused = 0, waiting = 0;
+    for (const auto& p : r.pods) {
+      if (p.origin != "queue") continue;
+      if (p.start >= 0)
+        ++placed;
+      else if (p.status == "refused")
+        ++refused;
+      else
+        ++waiting;
+    }
+    nlohmann::ordered_json j;
+    j["source"] = snap.source;
+    j["nodes"] = snap.nodes.size();
+    j["added_nodes"] = scenario.fleet.size() - snap.nodes.size();
+    j["running_gpu_pods"] = snap.running_gpu_pods;
+    j["queue"] = snap.queue.size();
+    j["queue_placed"] = placed;
+    j["queue_refused"] = refused;
+    j["queue_still_pending"] = waiting;
+    j["skipped"] = snap.skipped;
+    j["warnings"] = snap.warnings;
+    r.summary["snapshot"] = std::move(j);
+  }
+  return r;
 }
 
 }  // namespace gpuslice::sim

@@ -47,4 +47,29 @@ expect plan-none-in-range 1 'none between 1 and 4 nodes' -- \
   "$BIN" plan "$S/capacity-planning.yaml" --target 'p95_pending_s<=60' --max 4
 expect plan-bad-target 2 "no metric 'p95_wait'" -- \
   "$BIN" plan "$S/capacity-planning.yaml" --target 'p95_wait<=60'
+# Snapshots: kubectl get nodes,pods -A -o yaml|json of a HAMi cluster as the start.
+X="$SRC/examples/snapshot"
+for fmt in yaml json; do
+  expect simulate-snapshot-$fmt 0 'ml/train-llm-70b-0 +refused \(CardInsufficientMemory\)' -- \
+    "$BIN" simulate --snapshot "$X/cluster.$fmt" --assume-duration 3h --out "$OUT/snap-$fmt"
+  checks=$((checks + 1))
+  names=$(tail -n +2 "$OUT/snap-$fmt/pods.csv" | cut -d, -f1 | tr '\n' ' ')
+  [ "$names" = "ml/finetune-7b-0 lab/notebook-carol serving/whisper-6 serving/whisper-7 ml/train-llm-70b-0 research/sweep-4card-0 lab/notebook-dave " ] ||
+    { echo "FAIL simulate-snapshot-$fmt: pods.csv names: $names"; fail=$((fail + 1)); }
+  checks=$((checks + 1))
+  grep -q '"run_kind": "snapshot"' "$OUT/snap-$fmt/summary.json" ||
+    { echo "FAIL simulate-snapshot-$fmt: run_kind"; fail=$((fail + 1)); }
+done
+checks=$((checks + 1))
+cmp -s "$OUT/snap-yaml/pods.csv" "$OUT/snap-json/pods.csv" || { echo "FAIL snapshot: YAML and JSON runs differ"; fail=$((fail + 1)); }
+expect simulate-snapshot-bad 2 'snapshot-bad-time.yaml:44: metadata.creationTimestamp: ' -- \
+  "$BIN" simulate --snapshot "$SRC/tests/cli/data/snapshot-bad-time.yaml" --out "$OUT/snap-bad"
+expect simulate-snapshot-bad-duration 2 "--assume-duration: 'soon' is not a duration" -- \
+  "$BIN" simulate --snapshot "$X/cluster.yaml" --assume-duration soon --out "$OUT/snap-bad"
+expect simulate-snapshot-add-nodes 0 'fleet +6 nodes, 12 GPUs' -- \
+  "$BIN" simulate --snapshot "$X/cluster.yaml" --add-nodes "$SRC/examples/place/t4-node.yaml:2" --out "$OUT/snap-add"
+# The known answer (tests/cli/data/snapshot-three-waiting.yaml, worked out by hand there): 3 nodes.
+expect plan-snapshot 0 '"count":3' -- \
+  "$BIN" plan --snapshot "$SRC/tests/cli/data/snapshot-three-waiting.yaml" --add "$SRC/examples/place/t4-node.yaml" \
+  --target 'refused_pct<=0' --json
 report

@@ -302,6 +302,10 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
   p.name = doc.scalar(get(meta, "name"), "metadata.name");
   if (get(meta, "namespace")) p.ns = doc.scalar(get(meta, "namespace"), "metadata.namespace");
   if (get(meta, "uid")) p.uid = doc.scalar(get(meta, "uid"), "metadata.uid");
+  if (YAML::Node created = get(meta, "creationTimestamp"); created && !created.IsNull()) {
+    pd.created = doc.scalar(created, "metadata.creationTimestamp");
+    pd.created_line = line_of(created);
+  }
   YAML::Node ann = doc.map_at(meta, "annotations", "metadata.annotations");
   if (ann) {
     for (auto it = ann.begin(); it != ann.end(); ++it) {
@@ -335,6 +339,9 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
       else if (key == kAllocatedAnnotation) {
         pd.allocated = v;
         pd.allocated_line = line_of(vn);
+      } else if (key == kExpectedDurationAnnotation) {
+        pd.expected_duration = v;
+        pd.expected_duration_line = line_of(vn);
       }
     }
   }
@@ -403,6 +410,10 @@ NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
     if (YAML::Node co = get(ann, std::string(kCordonAnnotation)))
       n.cordoned_uuids = decode_uuid_list(doc.scalar(co, field(kCordonAnnotation)));
   }
+  if (YAML::Node spec = doc.map_at(obj, "spec", "spec"))
+    if (YAML::Node u = get(spec, "unschedulable"); u && !u.IsNull())
+      nd.unschedulable =
+          parse_bool_annotation(doc, u, "spec.unschedulable", doc.scalar(u, "spec.unschedulable"));
   // Host capacity from status.allocatable (else capacity), when given.
   if (YAML::Node status = doc.map_at(obj, "status", "status")) {
     YAML::Node alloc = get(status, "allocatable") ? get(status, "allocatable") : get(status, "capacity");

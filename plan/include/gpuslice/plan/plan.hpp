@@ -18,6 +18,7 @@
 
 #include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
+#include "gpuslice/sim/snapshot.hpp"
 
 namespace gpuslice::plan {
 
@@ -35,6 +36,9 @@ struct ScenarioSource {
   // Dotted paths into the scenario's YAML set to JSON values before it is
   // parsed: {"generator.rate_per_s": 0.05, "fleet.0.count": 12}.
   nlohmann::json overrides = nlohmann::json::object();
+  // Or a cluster snapshot (gpuslice simulate --snapshot): its nodes, pods
+  // and queue; added node files become the fleet groups a plan varies.
+  std::optional<sim::SnapshotRunSpec> snapshot;
 };
 
 struct RunSpec {
@@ -76,7 +80,7 @@ struct PlanRequest {
   // Fleet templates whose count is searched (by template name); empty: all.
   // Several: a mix, kept in the proportions of their counts in the scenario.
   std::vector<std::string> vary;
-  int min_count = 1;
+  int min_count = 1;              // a snapshot may start at 0 (nodes added)
   int max_count = 0;              // 0: 4 x the scenario's count (at least 16)
   std::vector<uint64_t> seeds;    // a count meets a target when every seed does
   std::string search = "bisect";  // bisect (metrics assumed monotone in the count) | scan

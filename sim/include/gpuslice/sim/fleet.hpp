@@ -2,6 +2,7 @@
 // manifests, or the openb node list.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,15 @@ struct NodeTemplate {
 };
 
 struct FleetGroup {
-  NodeTemplate node;
+  NodeTemplate node;  // node.name names the group; the rest is unused with a prototype
   int count = 1;
+  // A Node manifest copied `count` times (gpuslice simulate --add-nodes):
+  // copies are named <name>-<i>, their cards GPU-<node>-<c>.
+  std::optional<core::Node> prototype;
 };
 
-core::Cluster build_fleet(const std::vector<FleetGroup>& groups);
+// `first` (a snapshot's nodes) keep their names and come first, so node
+// indices into them stay valid whatever the groups' counts.
+core::Cluster build_fleet(const std::vector<FleetGroup>& groups, const std::vector<core::Node>& first = {});
 
 }  // namespace gpuslice::sim

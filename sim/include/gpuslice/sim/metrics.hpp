@@ -25,6 +25,9 @@ struct TimelineRow {
   double frag_gpu_pct = 0;    // FGD fragmentation: milli-GPUs typical pods cannot use / capacity
 };
 
+// Simulated time for a person: "42 s", "12.5 min", "45.6 h", "3 d 4 h".
+std::string human_duration(double seconds);
+
 class Metrics {
  public:
   static constexpr int kArrivedPoints = 131;  // 0..130 %
@@ -54,6 +57,14 @@ class Metrics {
   const std::map<std::string, size_t>& refusals() const { return refusals_; }
   double arrived_pct() const;
   double alloc_gpu_pct() const;
+  // Runs where pods come and go: allocation held over simulated time. Call
+  // with each event's time before the event changes anything.
+  void advance(double now);
+  struct Held {
+    double gpu_pct = 0, memory_pct = 0, cores_pct = 0;  // time-weighted means (at `now` when no time passed)
+    double peak_gpu_pct = 0, peak_memory_pct = 0, peak_cores_pct = 0;
+  };
+  Held held(double now) const;
   int64_t capacity_milli() const { return capacity_milli_; }
 
  private:
@@ -61,6 +72,9 @@ class Metrics {
   int64_t arrived_milli_ = 0, allocated_milli_ = 0, allocated_memory_ = 0, allocated_cores_ = 0;
   int64_t busy_cards_ = 0, cards_ = 0;
   double fragment_milli_ = 0;
+  double last_time_ = 0, area_gpu_ = 0, area_memory_ = 0, area_cores_ = 0;
+  double peak_gpu_ = 0, peak_memory_ = 0, peak_cores_ = 0;
+  void observe_peaks();
   std::vector<int32_t> card_holders_;  // slices per card, flat over the fleet
   std::vector<uint32_t> first_card_;
   // Per arrived bucket 0..kArrivedPoints (one past, for the neighbour rule):

@@ -11,6 +11,7 @@
 #include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/generator.hpp"
 #include "gpuslice/sim/openb.hpp"
+#include "gpuslice/sim/snapshot.hpp"
 #include "gpuslice/sim/workload.hpp"
 
 namespace gpuslice::sim {
@@ -42,6 +43,10 @@ struct Scenario {
   std::optional<std::string> openb_pods_csv;  // contents
   std::string openb_pods_source;
   OpenbOptions openb;
+  // A run from a cluster snapshot: its nodes lead the fleet, its placed
+  // pods and its queue start the run; the pod source above (if any) gives
+  // the pods that arrive later.
+  std::optional<ClusterSnapshot> snapshot;
 };
 
 // "fifo" | "skip-ahead"; nullopt for anything else. The one queue parser.
@@ -52,7 +57,10 @@ std::optional<QueueDiscipline> parse_queue(std::string_view text);
 void set_fleet_counts(Scenario& scenario, const std::vector<size_t>& which, const std::vector<int>& counts);
 
 Scenario load_scenario(const std::string& path);
-Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir);
+// fleet_given: a snapshot gives the fleet, so the file must not (and may
+// name no pod source: the snapshot's queue is then the whole stream).
+Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir,
+                        bool fleet_given = false);
 
 // The pod stream for one run (generators and openb resampling use the seed).
 Workload materialize(const Scenario& scenario, uint64_t seed);

@@ -30,6 +30,9 @@ struct PodRecord {
   std::string name, kind, node, allocation, status, reason;
   double arrival = 0, start = -1, end = -1;
   int64_t gpu_milli = 0;
+  std::string origin;     // snapshot runs: queue | later
+  std::string shortfall;  // snapshot runs, pods not placed: how close the best card comes
+  bool starting = false;  // a snapshot's pod placed before the run: no row in pods.csv
 };
 
 struct EventRecord {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,19 @@ struct PodSpec {
   // out when the typical pods are counted, which the study counts over the
   // original trace.
   bool resampled = false;
+  // Snapshot runs: the name pods.csv gives (namespace/name); empty: request.name.
+  std::string name;
+  // Where the pod came from in a snapshot run: "queue" (Pending at time 0)
+  // or "later" (MORE.yaml); empty for other runs. Such pods are explained
+  // in numbers (core::shortfall) when they do not fit.
+  std::string origin;
+  // A snapshot's pod already placed when the run starts: it holds this
+  // place from time 0 (never scheduled, no row in pods.csv).
+  struct Placed {
+    size_t node = 0;
+    core::PodAllocation allocation;
+  };
+  std::optional<Placed> running_on;
 };
 
 using Workload = std::vector<PodSpec>;

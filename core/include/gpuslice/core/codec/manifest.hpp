@@ -32,6 +32,13 @@ struct PodDocument {
   int allocated_line = 0;
   std::string phase;      // status.phase ("" when absent)
   std::string node_name;  // spec.nodeName: where Kubernetes bound it (any pod)
+  // metadata.creationTimestamp as written (RFC 3339), for queue order.
+  std::string created;
+  int created_line = 0;
+  // gpuslice.io/expected-duration: how long the pod runs once placed
+  // ("45m", "2h30m", "3600" seconds), read by the simulator's snapshots.
+  std::string expected_duration;
+  int expected_duration_line = 0;
   // HAMi drops Succeeded and Failed pods (k8sutil.IsPodInTerminatedState):
   // what they held is free again.
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
@@ -40,7 +47,11 @@ struct PodDocument {
 struct NodeDocument {
   Node node;
   int line = 0;
+  bool unschedulable = false;  // spec.unschedulable (kubectl cordon)
 };
+
+// The simulator's own pod annotation: expected run time once placed.
+inline constexpr std::string_view kExpectedDurationAnnotation = "gpuslice.io/expected-duration";
 
 // Why a node name cannot be used ("" when it can): HAMi's annotations join
 // card UUIDs (which openb and templates derive from node names) with ',', ':'

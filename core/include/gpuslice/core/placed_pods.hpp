@@ -1,0 +1,39 @@
+// Pods already in a cluster, read as HAMi's scheduler reads its pod cache
+// (pkg/scheduler/scheduler.go onAddPod and getNodesUsage). One reading for
+// `gpuslice place --existing` and the simulator's cluster snapshots.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/codec/manifest.hpp"
+
+namespace gpuslice::core {
+
+enum class PlacedRole {
+  Terminated,   // Succeeded or Failed: holds nothing (k8sutil.IsPodInTerminatedState)
+  Unplaced,     // neither HAMi's nor bound to a known node
+  BoundOnly,    // not HAMi's, bound to a known node: its CPU and memory count there
+  Hami,         // hami.io/vgpu-node on a known node: its grants count
+  UnknownNode,  // hami.io/vgpu-node names a node not in the list: counts nothing (warned)
+  SameUid,      // the pod being placed itself (Filter's delPod, by UID)
+};
+
+struct PlacedPod {
+  size_t doc = 0;  // index into the documents read
+  PlacedRole role = PlacedRole::Unplaced;
+  size_t node = 0;           // BoundOnly, Hami
+  PodAllocation allocation;  // Hami: grants on cards still registered
+};
+
+// One entry per document, in order. A pod listed twice (name or UID) or an
+// unreadable allocation annotation throws InputError naming `source`, the
+// line and the field; grants on cards no longer registered and pods on
+// unknown nodes are dropped with a line in `warnings`.
+std::vector<PlacedPod> read_placed_pods(const Cluster& cluster, const std::vector<codec::PodDocument>& docs,
+                                        const std::string& source, std::string_view skip_uid,
+                                        std::vector<std::string>& warnings);
+
+}  // namespace gpuslice::core

@@ -1,0 +1,83 @@
+// A running cluster as the simulator's starting point: what
+// `kubectl get nodes,pods -A -o yaml` (or -o json) prints from a cluster
+// running HAMi. Nodes with HAMi's registration are the fleet; HAMi's placed
+// pods are the starting usage; Pending pods that ask for HAMi resources are
+// the queue at time 0, in creation order; every other pod is skipped and
+// counted by reason. Bad input fails with file:line: field: what.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/sim/workload.hpp"
+
+namespace gpuslice::sim {
+
+struct Scenario;
+
+// A pod already holding its place when the run starts: a HAMi pod with its
+// grants, or a pod bound without GPUs whose CPU and memory count on its node.
+struct StartingPod {
+  core::PodRequest request;
+  size_t node = 0;  // index into ClusterSnapshot::nodes
+  core::PodAllocation allocation;
+  double duration = kForever;  // seconds it still runs
+};
+
+struct QueuedPod {
+  core::PodRequest request;
+  double duration = kForever;  // seconds it runs once placed
+};
+
+struct ClusterSnapshot {
+  std::string source;
+  std::vector<core::Node> nodes;
+  std::vector<StartingPod> starting;
+  std::vector<QueuedPod> queue;           // creation order (tie: namespace/name)
+  size_t running_gpu_pods = 0;            // HAMi pods among `starting`
+  std::map<std::string, size_t> skipped;  // reason -> pods left out
+  std::vector<std::string> warnings;      // stale cards, unknown nodes, ...
+};
+
+// The reasons pods are left out, as summary.json and the table name them.
+inline constexpr const char* kSkipNoGpu = "asks no HAMi GPU";
+inline constexpr const char* kSkipSucceeded = "Succeeded";
+inline constexpr const char* kSkipFailed = "Failed";
+inline constexpr const char* kSkipUnknownNode = "on a node not in the snapshot";
+inline constexpr const char* kSkipNotHami = "holds GPUs HAMi did not grant";
+inline constexpr const char* kSkipOverCapacity = "does not fit its node's registered capacity";
+
+// assume_duration: seconds every pod without gpuslice.io/expected-duration
+// runs (the running ones from time 0); nullopt: such pods never leave.
+ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
+                               std::optional<double> assume_duration = std::nullopt,
+                               const core::codec::RequestDefaults& defaults = {});
+ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration = std::nullopt);
+
+// "90s", "45m", "2h30m", "1.5h", "3d", "3600" (seconds) -> seconds; nullopt
+// when unreadable or not positive.
+std::optional<double> parse_duration(std::string_view text);
+// RFC 3339 ("2024-05-10T12:01:44Z", fractions, offsets) -> seconds since
+// 1970; nullopt when unreadable.
+std::optional<double> parse_timestamp(std::string_view text);
+
+// What `gpuslice simulate --snapshot` and plan --snapshot run.
+struct SnapshotRunSpec {
+  std::string snapshot;                   // CLUSTER.yaml / .json
+  std::optional<std::string> pods;        // MORE.yaml: a scenario without a fleet
+  std::vector<std::string> add_nodes;     // NODE.yaml:COUNT
+  std::vector<std::string> cordon;        // node names
+  std::optional<double> assume_duration;  // seconds
+};
+
+// The run as a scenario: the snapshot's nodes first, then one group per
+// --add-nodes file (so capacity planning can vary its count); the pod
+// source of MORE.yaml, if given, for the pods that arrive later.
+Scenario snapshot_scenario(const SnapshotRunSpec& spec);
+
+}  // namespace gpuslice::sim

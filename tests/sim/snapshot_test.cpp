@@ -1,0 +1,216 @@
+// Cluster snapshots (kubectl get nodes,pods -A -o yaml|json of a HAMi
+// cluster) as the simulator's start: reader rules and the runs they give.
+#include "gpuslice/sim/snapshot.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/scenario.hpp"
+#include "gpuslice/sim/simulator.hpp"
+
+using namespace gpuslice;
+using namespace gpuslice::sim;
+
+namespace {
+std::string path(const std::string& rel) { return std::string(GPUSLICE_SOURCE_DIR) + "/" + rel; }
+
+std::vector<std::string> queue_names(const ClusterSnapshot& s) {
+  std::vector<std::string> out;
+  for (const auto& q : s.queue) out.push_back(q.request.ns + "/" + q.request.name);
+  return out;
+}
+
+RunResult run(const Scenario& s, const std::string& policy = "hami-binpack") {
+  RunOptions o;
+  o.policy = policy;
+  o.gpu_policy = s.gpu_policy;
+  o.queue = s.queue;
+  return simulate(s, o);
+}
+
+// One T4 node (one card, 15360 MiB, 10 slots) and pods written by hand in
+// kubectl's shape; `pods` is appended to the list's items.
+std::string cluster(const std::string& pods) {
+  return R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: t4
+    annotations:
+      hami.io/node-nvidia-register: '[{"id":"GPU-a","count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","health":true}]'
+)" + pods;
+}
+
+std::string pending_pod(const std::string& ns, const std::string& name, const std::string& created, int mib) {
+  return "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: " + name + "\n    namespace: " + ns +
+         "\n    creationTimestamp: \"" + created +
+         "\"\n  spec:\n    containers:\n    - name: main\n      resources:\n        limits:\n"
+         "          nvidia.com/gpu: 1\n          nvidia.com/gpumem: " +
+         std::to_string(mib) + "\n  status:\n    phase: Pending\n";
+}
+}  // namespace
+
+TEST_CASE("snapshot: the bundled example reads alike from YAML and JSON", "[sim][snapshot]") {
+  const auto yaml = load_snapshot(path("examples/snapshot/cluster.yaml"));
+  const auto json = load_snapshot(path("examples/snapshot/cluster.json"));
+  for (const auto* s : {&yaml, &json}) {
+    CHECK(s->nodes.size() == 4);  // the control plane too (no GPU)
+    CHECK(s->running_gpu_pods == 9);
+    CHECK(s->starting.size() == 10);  // + coredns, whose CPU and memory count on control-1
+    CHECK(s->skipped == std::map<std::string, size_t>{{kSkipSucceeded, 1}, {kSkipNoGpu, 1}});
+    CHECK(s->warnings.empty());
+    // creationTimestamp order; whisper-6 and -7 were created in the same
+    // second: namespace/name breaks the tie.
+    CHECK(queue_names(*s) == std::vector<std::string>{"ml/finetune-7b-0", "lab/notebook-carol",
+                                                      "serving/whisper-6", "serving/whisper-7",
+                                                      "ml/train-llm-70b-0", "research/sweep-4card-0",
+                                                      "lab/notebook-dave"});
+  }
+  // gpuslice.io/expected-duration: train-llm-13b-0 says 2h; the others run on.
+  CHECK(yaml.starting[1].request.name == "train-llm-13b-0");
+  CHECK(yaml.starting[1].duration == 7200);
+  CHECK(yaml.starting[2].duration == kForever);
+  CHECK(load_snapshot(path("examples/snapshot/cluster.yaml"), 600).starting[2].duration == 600);
+}
+
+TEST_CASE("snapshot: the queue is creation order, whatever the file's order", "[sim][snapshot]") {
+  const auto s = parse_snapshot(cluster(pending_pod("b", "late", "2026-01-01T10:00:00Z", 1000) +
+                                        pending_pod("b", "tie", "2026-01-01T09:00:00+00:00", 1000) +
+                                        pending_pod("a", "tie", "2026-01-01T11:00:00+02:00", 1000) +
+                                        pending_pod("z", "early", "2025-12-31T23:59:59.5Z", 1000)),
+                                "hand.yaml");
+  // a/tie (09:00 UTC by its offset) and b/tie are equal: a before b.
+  CHECK(queue_names(s) == std::vector<std::string>{"z/early", "a/tie", "b/tie", "b/late"});
+}
+
+TEST_CASE("snapshot: skipped pods are counted, stale cards and unknown nodes warned", "[sim][snapshot]") {
+  const std::string pods = R"(- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: stale
+    namespace: ml
+    annotations:
+      hami.io/vgpu-node: t4
+      hami.io/vgpu-devices-allocated: GPU-a,NVIDIA,4000,0:GPU-gone,NVIDIA,4000,0:;
+  spec:
+    nodeName: t4
+    containers:
+    - name: main
+      resources: {limits: {nvidia.com/gpu: 2, nvidia.com/gpumem: 4000}}
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: elsewhere
+    namespace: ml
+    annotations:
+      hami.io/vgpu-node: gone-node
+      hami.io/vgpu-devices-allocated: GPU-x,NVIDIA,4000,0:;
+  spec:
+    containers:
+    - name: main
+      resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 4000}}
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: web, namespace: default}
+  spec:
+    containers: [{name: nginx}]
+  status: {phase: Pending}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: crashed, namespace: ml}
+  spec:
+    containers:
+    - name: main
+      resources: {limits: {nvidia.com/gpu: 1}}
+  status: {phase: Failed}
+)";
+  const auto s = parse_snapshot(cluster(pods), "hand.yaml");
+  CHECK(s.running_gpu_pods == 1);
+  REQUIRE(s.starting.size() == 1);
+  CHECK(s.starting[0].allocation.containers.at(0).size() == 1);  // the grant on GPU-gone is dropped
+  CHECK(s.queue.empty());
+  CHECK(s.skipped == std::map<std::string, size_t>{{kSkipUnknownNode, 1}, {kSkipNoGpu, 1}, {kSkipFailed, 1}});
+  REQUIRE(s.warnings.size() == 2);
+  CHECK(s.warnings[0].find("GPU-gone") != std::string::npos);
+  CHECK(s.warnings[1].find("gone-node") != std::string::npos);
+}
+
+TEST_CASE("snapshot: bad input names the file, line and field", "[sim][snapshot]") {
+  try {
+    parse_snapshot(cluster(pending_pod("a", "p", "yesterday", 1000)), "bad.yaml");
+    FAIL("no error");
+  } catch (const core::InputError& e) {
+    CHECK(e.file() == "bad.yaml");
+    CHECK(e.line() == 15);
+    CHECK(e.field() == "metadata.creationTimestamp");
+  }
+  CHECK_THROWS_AS(parse_snapshot("apiVersion: v1\nkind: List\nitems: []\n", "empty.yaml"), core::InputError);
+  CHECK(parse_duration("2h30m") == 9000);
+  CHECK(parse_duration("3d") == 259200);
+  CHECK(parse_duration("90") == 90);
+  CHECK_FALSE(parse_duration("soon"));
+  CHECK_FALSE(parse_duration("1h30"));
+  CHECK_FALSE(parse_duration("0s"));
+}
+
+TEST_CASE("snapshot run: the queue places, waits for departures or is refused", "[sim][snapshot]") {
+  SnapshotRunSpec spec;
+  spec.snapshot = path("examples/snapshot/cluster.yaml");
+  spec.assume_duration = 3 * 3600.0;
+  const Scenario scenario = snapshot_scenario(spec);
+  const RunResult r = run(scenario);
+  const auto& s = r.summary;
+  CHECK(s["run_kind"] == "snapshot");
+  CHECK(s["pods"] == 7);  // the queue; the running pods have no row
+  CHECK(r.pods.size() == 17);
+  std::map<std::string, const PodRecord*> by_name;
+  for (const auto& p : r.pods)
+    if (!p.starting) by_name[p.name] = &p;
+  REQUIRE(by_name.size() == 7);
+  // 70000 MiB fits only a whole A100 card: it waits until train-llm-13b-0
+  // leaves (its own annotation: 2h) and then train-llm-7b-0 (3h assumed)...
+  const PodRecord& finetune = *by_name.at("ml/finetune-7b-0");
+  CHECK(finetune.node == "gpu-a100-1");
+  CHECK(finetune.start > 0);
+  CHECK(finetune.shortfall.find("needs 70000 MiB") != std::string::npos);
+  // ... while 2 x 90000 MiB fits no card of the fleet: refused at once.
+  const PodRecord& big = *by_name.at("ml/train-llm-70b-0");
+  CHECK(big.status == "refused");
+  CHECK(big.reason == "CardInsufficientMemory");
+  CHECK(big.shortfall.find("90000 MiB") != std::string::npos);
+  CHECK(s["snapshot"]["queue_placed"] == 5);
+  CHECK(s["snapshot"]["queue_refused"] == 2);
+  CHECK(s["snapshot"]["skipped"][kSkipSucceeded] == 1);
+}
+
+TEST_CASE("snapshot run: --add-nodes copies a node, --cordon closes one", "[sim][snapshot]") {
+  SnapshotRunSpec spec;
+  spec.snapshot = path("examples/snapshot/cluster.yaml");
+  spec.cordon = {"gpu-t4-2"};
+  Scenario s = snapshot_scenario(spec);
+  CHECK(s.fleet.size() == 4);
+  const RunResult r = run(s);
+  for (const auto& p : r.pods)
+    if (!p.starting) CHECK(p.node != "gpu-t4-2");
+  spec.cordon = {"no-such-node"};
+  CHECK_THROWS_AS(snapshot_scenario(spec), core::InputError);
+
+  // One more 2 x A100 node: the 70000 MiB fine-tune no longer waits.
+  spec.cordon.clear();
+  spec.assume_duration = 3 * 3600.0;
+  spec.add_nodes = {path("examples/snapshot/a100-node.yaml") + ":1"};
+  const Scenario added = snapshot_scenario(spec);
+  REQUIRE(added.fleet.size() == 5);
+  CHECK(added.fleet.node(4).name == "gpu-a100-new-0");
+  CHECK(added.fleet.node(4).devices.at(1).uuid == "GPU-gpu-a100-new-0-1");
+  bool placed_at_once = false;
+  for (const auto& p : run(added).pods)
+    if (p.name == "ml/finetune-7b-0") placed_at_once = p.start == 0;
+  CHECK(placed_at_once);
+  spec.add_nodes = {path("examples/snapshot/a100-node.yaml") + ":x"};
+  CHECK_THROWS_AS(snapshot_scenario(spec), core::InputError);
+}
