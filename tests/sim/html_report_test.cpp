@@ -160,7 +160,8 @@ TEST_CASE("report: a run read back from its files draws the same data") {
   CHECK(a["heatmap"]["values"] == b["heatmap"]["values"]);
   CHECK(a["heatmap"]["row_labels"] == b["heatmap"]["row_labels"]);
 
-  std::ofstream(dir / "pods.csv", std::ios::app) << "x,,0,later,,,,pending,,,\n";
+  // A full row (pods.csv has 14 columns) whose arrival is not a number.
+  std::ofstream(dir / "pods.csv", std::ios::app) << "x,,0,later,,,,pending,,,,later,,\n";
   try {
     read_run_folder(dir.string());
     FAIL("a bad arrival was accepted");

@@ -10,7 +10,7 @@ using namespace gpuslice::sim;
 
 namespace {
 core::Cluster one_card(int64_t mib = 16000, int32_t slots = 10) {
-  return build_fleet({{NodeTemplate{"n", "Tesla T4", 1, mib, slots, 100, 0, 0}, 1}});
+  return build_fleet({{NodeTemplate{"n", "Tesla T4", 1, mib, slots, 100, 0, 0}, 1, {}}});
 }
 PodSpec pod(const std::string& name, double at, double duration, int64_t mib, int32_t cores = 0) {
   PodSpec p;
@@ -87,7 +87,7 @@ TEST_CASE("runs are deterministic for a seed and differ across seeds", "[sim]") 
   whole.containers[0].memory_percent = 100;
   whole.containers[0].cores = 100;
   g.mix.push_back({"whole", 1, whole});
-  auto fleet = build_fleet({{NodeTemplate{"n", "Tesla T4", 2, 16000, 10, 100, 0, 0}, 4}});
+  auto fleet = build_fleet({{NodeTemplate{"n", "Tesla T4", 2, 16000, 10, 100, 0, 0}, 4, {}}});
   RunOptions o;
   auto run = [&](uint64_t seed) {
     o.seed = seed;
@@ -105,7 +105,7 @@ TEST_CASE("runs are deterministic for a seed and differ across seeds", "[sim]") 
 }
 
 TEST_CASE("binpack fills one card before the next; spread takes the emptiest node", "[sim][policy]") {
-  auto fleet = build_fleet({{NodeTemplate{"n", "Tesla T4", 1, 16000, 10, 100, 0, 0}, 2}});
+  auto fleet = build_fleet({{NodeTemplate{"n", "Tesla T4", 1, 16000, 10, 100, 0, 0}, 2, {}}});
   Workload w{pod("a", 0, kForever, 1000), pod("b", 1, kForever, 1000)};
   RunOptions binpack;
   auto r1 = simulate(fleet, w, binpack);
