@@ -6,6 +6,7 @@
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/core/policies/hami.hpp"
@@ -104,10 +105,28 @@ std::string shortfall(const Cluster& cluster, const PodRequest& pod) {
     }
     if (best_free < 0)
       return fmt::format("needs a {} card; no healthy card of that vendor is registered", req.vendor);
-    return fmt::format(
+    std::string text = fmt::format(
         "needs {} MiB and {}% cores per card ({} card{}); the best card ({}) has {} MiB and {}% "
         "cores free",
         needed_at_best, req.cores, req.count, req.count == 1 ? "" : "s", where, best_free, best_cores);
+    if (req.count > 1) {
+      // A multi-card request also fails when cards with room are spread
+      // over nodes: say how many one node offers at most.
+      size_t most = 0;
+      std::string most_at;
+      for (size_t id = 0; id < cluster.size(); ++id) {
+        const NodeView view = cluster.view(id);
+        const size_t with_room = fitting_cards(view, view.usage, pod, req).size();
+        if (with_room > most) {
+          most = with_room;
+          most_at = cluster.node(id).name;
+        }
+      }
+      if (most > 0 && most < static_cast<size_t>(req.count))
+        text += fmt::format("; no node has {} cards with room for it (at most {}, on node {})", req.count,
+                            most, most_at);
+    }
+    return text;
   }
   return {};
 }

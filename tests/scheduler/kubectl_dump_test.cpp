@@ -3,6 +3,8 @@
 // (pkg/scheduler/scheduler.go): ordinary pods (coredns, the device plugin)
 // are not HAMi's, a Succeeded pod holds nothing (IsPodInTerminatedState), a
 // grant on a card no longer registered counts nothing.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 
 #include "gpuslice/core/errors.hpp"
@@ -96,4 +98,27 @@ metadata:
   const std::string text = to_text(place(req));
   CHECK_THAT(text, Contains("card 0 GPU-a"));
   CHECK_THAT(text, Contains("card 1 GPU-b"));  // was "card 0" for both
+}
+
+TEST_CASE("a multi-card refusal says how many cards one node offers at most", "[place][input]") {
+  // Two nodes of two 16 GiB cards each: four cards with room in the fleet,
+  // but never four on one node.
+  std::string nodes;
+  for (const char* name : {"pair-a", "pair-b"})
+    nodes += fmt::format(
+        "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {0}\n  annotations:\n"
+        "    hami.io/node-nvidia-register: "
+        "'[{{\"id\":\"GPU-{0}-0\",\"count\":4,\"devmem\":16384,\"devcore\":100,"
+        "\"type\":\"NVIDIA-Tesla T4\",\"health\":true}},{{\"id\":\"GPU-{0}-1\",\"count\":4,\"devmem\":16384,"
+        "\"devcore\":100,\"type\":\"NVIDIA-Tesla T4\",\"health\":true}}]'\n",
+        name);
+  PlaceRequest req;
+  req.nodes = {nodes, "pairs.yaml"};
+  req.pod = {
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: four\nspec:\n  containers:\n  - name: app\n"
+      "    resources:\n      limits:\n        nvidia.com/gpu: 4\n        nvidia.com/gpumem: 8000\n",
+      "four.yaml"};
+  const auto out = place(req);
+  REQUIRE_FALSE(out.decision.placed());
+  CHECK_THAT(out.shortfall, Contains("no node has 4 cards with room for it (at most 2, on node pair-a)"));
 }
