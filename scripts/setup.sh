@@ -7,7 +7,8 @@ BUILD_DIR="${1:-build}"
 shift || true
 
 DEB_PACKAGES=(cmake g++ make libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 pybind11-dev
-              nlohmann-json3-dev libcli11-dev python3-venv)
+              nlohmann-json3-dev libcli11-dev python3-venv
+              libcpp-httplib-dev libssl-dev pkg-config)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -27,14 +27,7 @@ void check_policy_flag(const std::optional<std::string>& value, const char* flag
 
 std::string pod_key(const PodRequest& p) { return p.ns + "/" + p.name; }
 
-// Already placed pods, read as HAMi's scheduler reads its pod cache
-// (pkg/scheduler/scheduler.go onAddPod and getNodesUsage): a pod without
-// hami.io/vgpu-node is not HAMi's and is skipped; a Succeeded or Failed pod
-// holds nothing; a pod on a node HAMi does not know, or a grant on a card no
-// longer registered, counts nothing (we say so on stderr). The pod being
-// placed is dropped from the cache first (same UID), as Filter's delPod does.
 void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::RequestDefaults& defaults) {
-  Cluster& cluster = out.cluster;
   std::map<std::string, int> seen;  // namespace/name or uid -> line
   for (const auto& doc : codec::parse_pods(input.text, input.source, defaults)) {
     const std::string name = pod_key(doc.request);
@@ -46,67 +39,85 @@ void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::Req
         throw InputError(input.source, doc.line, "metadata.name",
                          fmt::format("pod '{}' is listed twice (first at line {})", name, it->second));
     }
-    if (doc.terminated()) continue;
-    if (doc.assigned_node.empty()) {
-      if (!doc.allocated.empty())
-        out.warnings.push_back(fmt::format("{}:{}: pod '{}' has {} but no {}: no GPU counted, as HAMi does",
-                                           input.source, doc.line, name, codec::kAllocatedAnnotation,
-                                           codec::kAssignedNodeAnnotation));
-      // Not HAMi's, but bound to a node: kube-scheduler counts its CPU and
-      // memory there, and so does the core's host check.
-      if (auto bound = doc.node_name.empty() ? std::nullopt : cluster.find(doc.node_name))
-        cluster.charge(*bound, PodAllocation{}, doc.request.host);
-      continue;
-    }
-    if (!out.pod.uid.empty() && doc.request.uid == out.pod.uid) continue;  // Filter's delPod, by UID
-    auto id = cluster.find(doc.assigned_node);
-    if (!id) {
-      out.warnings.push_back(
-          fmt::format("{}:{}: pod '{}' runs on node '{}', which is not in the node list: "
-                      "not counted",
-                      input.source, doc.line, name, doc.assigned_node));
-      continue;
-    }
-    codec::AllocationText text;
-    try {
-      text = codec::decode_allocation_text(doc.allocated);
-    } catch (const CodecError& e) {
-      throw InputError(input.source, doc.allocated_line ? doc.allocated_line : doc.line,
-                       "metadata.annotations.hami.io/vgpu-devices-allocated",
-                       fmt::format("pod '{}': {}", name, e.what()));
-    }
-    const Node& node = cluster.node(*id);
-    for (auto& container : text) {
-      std::erase_if(container, [&](const codec::GrantText& g) {
-        for (const auto& d : node.devices)
-          if (d.uuid == codec::card_of(g.uuid)) return false;
-        out.warnings.push_back(fmt::format(
-            "{}:{}: pod '{}' holds card '{}', which is not registered on node "
-            "'{}': not counted",
-            input.source, doc.allocated_line ? doc.allocated_line : doc.line, name, g.uuid, node.name));
-        return true;
-      });
-    }
-    const PodAllocation allocation =
-        codec::resolve_allocation(text, node, doc.request.init_containers.size());
-    cluster.charge(*id, allocation, doc.request.host);
+    if (!out.pod.uid.empty() && doc.request.uid == out.pod.uid && !doc.assigned_node.empty())
+      continue;  // Filter's delPod, by UID
+    if (auto held = holding_of(out.cluster, doc, input.source, out.warnings))
+      out.cluster.charge(held->node, held->allocation, held->host);
   }
 }
 
 }  // namespace
 
+// Already placed pods, read as HAMi's scheduler reads its pod cache
+// (pkg/scheduler/scheduler.go onAddPod and getNodesUsage): a pod without
+// hami.io/vgpu-node is not HAMi's and is skipped; a Succeeded or Failed pod
+// holds nothing; a pod on a node HAMi does not know, or a grant on a card no
+// longer registered, counts nothing (we say so in `warnings`).
+std::optional<Holding> holding_of(const Cluster& cluster, const codec::PodDocument& doc,
+                                  const std::string& source, std::vector<std::string>& warnings) {
+  const std::string name = pod_key(doc.request);
+  if (doc.terminated()) return std::nullopt;
+  if (doc.assigned_node.empty()) {
+    if (!doc.allocated.empty())
+      warnings.push_back(fmt::format("{}:{}: pod '{}' has {} but no {}: no GPU counted, as HAMi does", source,
+                                     doc.line, name, codec::kAllocatedAnnotation,
+                                     codec::kAssignedNodeAnnotation));
+    // Not HAMi's, but bound to a node: kube-scheduler counts its CPU and
+    // memory there, and so does the core's host check.
+    if (auto bound = doc.node_name.empty() ? std::nullopt : cluster.find(doc.node_name))
+      return Holding{*bound, PodAllocation{}, doc.request.host};
+    return std::nullopt;
+  }
+  auto id = cluster.find(doc.assigned_node);
+  if (!id) {
+    warnings.push_back(
+        fmt::format("{}:{}: pod '{}' runs on node '{}', which is not in the node list: "
+                    "not counted",
+                    source, doc.line, name, doc.assigned_node));
+    return std::nullopt;
+  }
+  codec::AllocationText text;
+  try {
+    text = codec::decode_allocation_text(doc.allocated);
+  } catch (const CodecError& e) {
+    throw InputError(source, doc.allocated_line ? doc.allocated_line : doc.line,
+                     "metadata.annotations.hami.io/vgpu-devices-allocated",
+                     fmt::format("pod '{}': {}", name, e.what()));
+  }
+  const Node& node = cluster.node(*id);
+  for (auto& container : text) {
+    std::erase_if(container, [&](const codec::GrantText& g) {
+      for (const auto& d : node.devices)
+        if (d.uuid == codec::card_of(g.uuid)) return false;
+      warnings.push_back(
+          fmt::format("{}:{}: pod '{}' holds card '{}', which is not registered on node "
+                      "'{}': not counted",
+                      source, doc.allocated_line ? doc.allocated_line : doc.line, name, g.uuid, node.name));
+      return true;
+    });
+  }
+  return Holding{*id, codec::resolve_allocation(text, node, doc.request.init_containers.size()),
+                 doc.request.host};
+}
+
+Cluster cluster_of_nodes(const TextInput& input) {
+  auto nodes = codec::parse_nodes(input.text, input.source);
+  if (nodes.empty()) throw InputError(input.source, 0, "kind", "no Node objects found");
+  Cluster cluster;
+  for (auto& n : nodes) {
+    if (cluster.find(n.node.name))
+      throw InputError(input.source, n.line, "metadata.name",
+                       fmt::format("duplicate node '{}'", n.node.name));
+    cluster.add_node(std::move(n.node));
+  }
+  return cluster;
+}
+
 PlaceOutcome place(const PlaceRequest& request) {
   check_policy_flag(request.node_policy, "--node-policy", true);
   check_policy_flag(request.gpu_policy, "--gpu-policy", false);
   PlaceOutcome out;
-  auto nodes = codec::parse_nodes(request.nodes.text, request.nodes.source);
-  if (nodes.empty()) throw InputError(request.nodes.source, 0, "kind", "no Node objects found");
-  for (auto& n : nodes) {
-    if (out.cluster.find(n.node.name))
-      throw InputError(request.nodes.source, n.line, "metadata.name",
-                       fmt::format("duplicate node '{}'", n.node.name));
-    out.cluster.add_node(std::move(n.node));
-  }
+  out.cluster = cluster_of_nodes(request.nodes);
   auto pods = codec::parse_pods(request.pod.text, request.pod.source, request.defaults);
   if (pods.size() != 1)
     throw InputError(request.pod.source, pods.empty() ? 0 : pods[1].line, "kind",

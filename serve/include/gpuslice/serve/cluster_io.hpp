@@ -8,11 +8,10 @@
 
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gpuslice::serve {
 
@@ -43,7 +42,8 @@ class ClusterSink {
  public:
   virtual ~ClusterSink() = default;
   // The whole cluster, after a (re)list: replaces everything known so far.
-  virtual void replace_all(const std::vector<nlohmann::json>& nodes, const std::vector<nlohmann::json>& pods) = 0;
+  virtual void replace_all(const std::vector<nlohmann::json>& nodes,
+                           const std::vector<nlohmann::json>& pods) = 0;
   // One watch event; `object` is the Node or Pod after the change (before
   // it, for Deleted).
   virtual void node_changed(WatchKind kind, const nlohmann::json& object) = 0;

@@ -1,0 +1,94 @@
+#include "gpuslice/serve/cli.hpp"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/serve/decision_state.hpp"
+#include "gpuslice/serve/memory_cluster.hpp"
+#include "gpuslice/serve/metrics.hpp"
+#include "gpuslice/serve/server.hpp"
+
+namespace gpuslice::serve {
+
+namespace {
+
+struct ServeFlags {
+  std::string snapshot;
+  std::string listen = "0.0.0.0:8888";
+  std::string metrics_listen = ":9395";
+  std::string policy = "hami";
+  std::string tls_cert, tls_key;
+  double reservation_ttl_s = 60;
+  size_t max_body_bytes = 64u << 20;
+};
+
+// Serves until SIGINT or SIGTERM.
+void run(const ServeFlags& f) {
+  if (f.reservation_ttl_s <= 0)
+    throw core::InputError("command line", 0, "--reservation-ttl", "must be a positive number of seconds");
+  // Signals are taken by sigwait below, not by a handler, on every thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  StateOptions so;
+  so.policy = f.policy;
+  so.reservation_ttl = std::chrono::milliseconds(static_cast<int64_t>(f.reservation_ttl_s * 1000));
+  ServerOptions o;
+  o.listen = parse_endpoint(f.listen, "--listen");
+  o.metrics_listen = parse_endpoint(f.metrics_listen, "--metrics-listen");
+  o.tls_cert = f.tls_cert;
+  o.tls_key = f.tls_key;
+  o.max_body_bytes = f.max_body_bytes;
+
+  // The snapshot is the only feed built here; --kubeconfig / --in-cluster
+  // plug the API feed and writer into the same state.
+  auto feed = std::make_unique<SnapshotFeed>(f.snapshot);
+  MemoryWriter writer;
+  so.release_lock_after_bind = true;  // no device plugin releases it
+  DecisionState state(so, writer);
+  Metrics metrics;
+  Server server(state, metrics, o);
+  feed->start(state);
+  server.start();
+  std::cerr << fmt::format(
+      "gpuslice serve: {} nodes, {} pods from {}; policy {}; extender on {}://{}:{}, metrics on {}:{}\n",
+      feed->node_count(), feed->pod_count(), f.snapshot, f.policy, f.tls_cert.empty() ? "http" : "https",
+      o.listen.host, server.port(), o.metrics_listen.host, server.metrics_port());
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "gpuslice serve: stopping on signal " << sig << "\n";
+  server.stop();
+  feed->stop();
+}
+
+}  // namespace
+
+void register_cli(CLI::App& app) {
+  auto flags = std::make_shared<ServeFlags>();
+  auto* cmd =
+      app.add_subcommand("serve", "kube-scheduler extender (HAMi's filter and bind) on the placement core");
+  cmd->add_option("--snapshot", flags->snapshot, "serve a kubectl dump of nodes and pods, no API calls")
+      ->required();
+  cmd->add_option("--listen", flags->listen, "filter/bind listener host:port")->capture_default_str();
+  cmd->add_option("--metrics-listen", flags->metrics_listen, "/metrics listener host:port")
+      ->capture_default_str();
+  cmd->add_option("--policy", flags->policy, "hami (follows the pod's annotations), fgd, bestfit, ...")
+      ->capture_default_str();
+  cmd->add_option("--tls-cert", flags->tls_cert, "serve HTTPS with this certificate (PEM)");
+  cmd->add_option("--tls-key", flags->tls_key, "private key for --tls-cert (PEM)");
+  cmd->add_option("--reservation-ttl", flags->reservation_ttl_s,
+                  "seconds a filter's reservation waits for its bind")
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", flags->max_body_bytes, "larger requests get 413")
+      ->capture_default_str();
+  cmd->callback([flags] { run(*flags); });
+}
+
+}  // namespace gpuslice::serve
