@@ -140,9 +140,9 @@ Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t
 }
 
 Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
-                               std::optional<size_t> shape, const std::vector<size_t>* candidates) const {
+                               std::optional<size_t> shape, const std::vector<size_t>* among) const {
   policy.begin_pod(pod);
-  if (!candidates && detail == Detail::Minimal && policy.pod_independent_score())
+  if (!among && detail == Detail::Minimal && policy.pod_independent_score())
     return place_by_rank(cluster, pod, policy);
   Decision decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
@@ -205,9 +205,9 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     return have;
   };
 
-  if (candidates) {
+  if (among) {
     // Full report over the nodes given (the extender's filter).
-    for (size_t id : *candidates) {
+    for (size_t id : *among) {
       const NodeView view = cluster.view(id);
       NodeScore score;
       PodAllocation allocation;
@@ -336,7 +336,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
                        if (a.score.rank != b.score.rank) return a.score.rank < b.score.rank;
                        return a.node > b.node;
                      });
-    const size_t considered = candidates ? candidates->size() : cluster.size();
+    const size_t considered = among ? among->size() : cluster.size();
     if (decision.placed()) {
       decision.events.push_back(
           {"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision, considered)});

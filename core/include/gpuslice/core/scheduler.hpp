@@ -67,7 +67,7 @@ class Scheduler {
  private:
   Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy) const;
   Decision place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
-                      std::optional<size_t> shape, const std::vector<size_t>* candidates) const;
+                      std::optional<size_t> shape, const std::vector<size_t>* among) const;
 
   // Skips nodes whose state an earlier node of this scan already had.
   bool seen_same_state(const Cluster& cluster, size_t id) const;
