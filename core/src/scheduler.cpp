@@ -131,16 +131,17 @@ Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Po
 
 Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                           std::optional<size_t> shape) const {
-  return place_impl(cluster, pod, policy, detail, shape, nullptr);
+  return place_impl(cluster, pod, policy, detail, shape, nullptr, cluster.size());
 }
 
-Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t>& candidates,
+Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
                                 const PodRequest& pod, Policy& policy) const {
-  return place_impl(cluster, pod, policy, Detail::Full, std::nullopt, &candidates);
+  return place_impl(cluster, pod, policy, Detail::Full, std::nullopt, &candidates, asked);
 }
 
 Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
-                               std::optional<size_t> shape, const std::vector<size_t>* among) const {
+                               std::optional<size_t> shape, const std::vector<size_t>* among,
+                               size_t asked) const {
   policy.begin_pod(pod);
   if (!among && detail == Detail::Minimal && policy.pod_independent_score())
     return place_by_rank(cluster, pod, policy);
@@ -336,7 +337,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
                        if (a.score.rank != b.score.rank) return a.score.rank < b.score.rank;
                        return a.node > b.node;
                      });
-    const size_t considered = among ? among->size() : cluster.size();
+    const size_t considered = asked;
     if (decision.placed()) {
       decision.events.push_back(
           {"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision, considered)});

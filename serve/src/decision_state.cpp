@@ -145,7 +145,7 @@ void DecisionState::expire() {
 void DecisionState::rebuild() {
   std::vector<const nlohmann::json*> nodes;
   nodes.reserve(node_objects_.size());
-  for (const auto& [name, n] : node_objects_) nodes.push_back(&n);
+  for (const auto& name : node_order_) nodes.push_back(&node_objects_.at(name));
   core::Cluster cluster;
   if (!nodes.empty()) {
     try {
@@ -223,12 +223,13 @@ void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes,
                                 const std::vector<nlohmann::json>& pods) {
   std::lock_guard lock(mutex_);
   node_objects_.clear();
+  node_order_.clear();
   pod_objects_.clear();
   node_locks_.clear();
   for (const auto& n : nodes) {
     const std::string name = str_at(n, {"metadata", "name"});
     if (name.empty()) continue;
-    node_objects_[name] = n;
+    if (node_objects_.emplace(name, n).second) node_order_.push_back(name);
     if (std::string v = str_at(n, {"metadata", "annotations", kNodeLockAnnotation}); !v.empty())
       node_locks_[name] = NodeLock{now(), "", v};  // held by someone else until released or timed out
   }
@@ -252,8 +253,10 @@ void DecisionState::node_changed(WatchKind kind, const nlohmann::json& object) {
   if (kind == WatchKind::Deleted) {
     if (it == node_objects_.end()) return;
     node_objects_.erase(it);
+    std::erase(node_order_, name);
   } else {
     const bool same = it != node_objects_.end() && node_fingerprint(it->second) == node_fingerprint(object);
+    if (it == node_objects_.end()) node_order_.push_back(name);
     node_objects_[name] = object;
     if (same) return;
   }
@@ -332,7 +335,7 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
       else
         candidates.push_back(*id);
     }
-    decision = scheduler_.place_among(cluster_, candidates, pod, *policy_);
+    decision = scheduler_.place_among(cluster_, candidates, args.node_names.size(), pod, *policy_);
     if (decision.placed()) {
       const core::Node& node = cluster_.node(*decision.node);
       node_name = node.name;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <charconv>
 #include <chrono>
@@ -60,14 +61,24 @@ std::unique_ptr<httplib::Server> make_server(const ServerOptions& o) {
 }
 
 int bind_endpoint(httplib::Server& s, const Endpoint& e, const char* what) {
+  // Debian's build listens with a backlog of 5: a burst of kube-scheduler
+  // connections overflows it (the kernel drops them). The socket is seen
+  // here before bind, and listening again raises the backlog.
+  int listening = -1;
+  s.set_socket_options([&listening](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listening = sock;
+  });
+  int port = e.port;
   if (e.port == 0) {
-    const int port = s.bind_to_any_port(e.host);
+    port = s.bind_to_any_port(e.host);
     if (port <= 0) throw std::runtime_error(fmt::format("cannot bind the {} listener on {}", what, e.host));
-    return port;
-  }
-  if (!s.bind_to_port(e.host, e.port))
+  } else if (!s.bind_to_port(e.host, e.port)) {
     throw std::runtime_error(fmt::format("cannot bind the {} listener on {}:{}", what, e.host, e.port));
-  return e.port;
+  }
+  if (listening >= 0) ::listen(listening, SOMAXCONN);
+  return port;
 }
 
 }  // namespace

@@ -56,10 +56,10 @@ class Scheduler {
                  std::optional<size_t> shape = std::nullopt) const;
 
   // The extender's filter: only the nodes kube-scheduler passed, in its
-  // order, with the full report (HAMi's reasons and events count these
-  // nodes, not the whole cluster).
-  Decision place_among(const Cluster& cluster, const std::vector<size_t>& candidates, const PodRequest& pod,
-                       Policy& policy) const;
+  // order, with the full report. `asked`: how many nodes it named (HAMi's
+  // events count those, registered or not).
+  Decision place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
+                       const PodRequest& pod, Policy& policy) const;
 
   // Charges the decision's allocation and tells the policy.
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
@@ -67,7 +67,7 @@ class Scheduler {
  private:
   Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy) const;
   Decision place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
-                      std::optional<size_t> shape, const std::vector<size_t>* among) const;
+                      std::optional<size_t> shape, const std::vector<size_t>* among, size_t asked) const;
 
   // Skips nodes whose state an earlier node of this scan already had.
   bool seen_same_state(const Cluster& cluster, size_t id) const;

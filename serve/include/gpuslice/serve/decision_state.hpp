@@ -103,6 +103,7 @@ class DecisionState final : public ClusterSink {
   std::unique_ptr<core::Policy> policy_;
   core::Scheduler scheduler_;
   std::map<std::string, nlohmann::json> node_objects_;    // name -> Node (feed)
+  std::vector<std::string> node_order_;                   // as the feed listed them: ties go to the first
   std::map<std::string, nlohmann::json> pod_objects_;     // key -> Pod (feed)
   std::unordered_map<std::string, Held> held_;            // key (uid, else ns/name) -> what it holds
   std::unordered_map<std::string, NodeLock> node_locks_;  // node -> hami.io/mutex.lock
