@@ -46,8 +46,8 @@ class MemoryWriter final : public ClusterWriter {
   nlohmann::json pod_annotations(const std::string& ns, const std::string& name) const;
   nlohmann::json node_annotations(const std::string& node) const;
   std::string bound_node(const std::string& ns, const std::string& name) const;
-  std::vector<Event> events() const;  // the latest kMaxEvents
-  static constexpr size_t kMaxEvents = 4096;
+  std::vector<Event> events() const;         // the latest kMaxEvents
+  static constexpr size_t kMaxEvents = 256;  // a 10,000-node success message is ~200 kB
 
  private:
   mutable std::mutex mutex_;
