@@ -14,6 +14,9 @@
 #ifdef GPUSLICE_WITH_REALGPU
 #include "gpuslice/realgpu/cli.hpp"
 #endif
+#ifdef GPUSLICE_WITH_SERVE
+#include "gpuslice/serve/cli.hpp"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"gpuslice: share GPUs by slices (placement, simulation, enforcement)"};
@@ -29,6 +32,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef GPUSLICE_WITH_REALGPU
   gpuslice::realgpu::register_cli(app);
+#endif
+#ifdef GPUSLICE_WITH_SERVE
+  gpuslice::serve::register_cli(app);
 #endif
   try {
     app.parse(argc, argv);

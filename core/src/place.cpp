@@ -42,18 +42,34 @@ void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::Req
 
 }  // namespace
 
+// One placed pod, read as read_placed_pods reads a whole list (the serve
+// state's feed hands pods over one at a time).
+std::optional<Holding> holding_of(const Cluster& cluster, const codec::PodDocument& doc,
+                                  const std::string& source, std::vector<std::string>& warnings) {
+  const PlacedPod p = read_placed_pods(cluster, {doc}, source, {}, warnings).front();
+  if (p.role == PlacedRole::BoundOnly) return Holding{p.node, PodAllocation{}, doc.request.host};
+  if (p.role == PlacedRole::Hami) return Holding{p.node, p.allocation, doc.request.host};
+  return std::nullopt;
+}
+
+Cluster cluster_of_nodes(const TextInput& input) {
+  auto nodes = codec::parse_nodes(input.text, input.source);
+  if (nodes.empty()) throw InputError(input.source, 0, "kind", "no Node objects found");
+  Cluster cluster;
+  for (auto& n : nodes) {
+    if (cluster.find(n.node.name))
+      throw InputError(input.source, n.line, "metadata.name",
+                       fmt::format("duplicate node '{}'", n.node.name));
+    cluster.add_node(std::move(n.node));
+  }
+  return cluster;
+}
+
 PlaceOutcome place(const PlaceRequest& request) {
   check_policy_flag(request.node_policy, "--node-policy", true);
   check_policy_flag(request.gpu_policy, "--gpu-policy", false);
   PlaceOutcome out;
-  auto nodes = codec::parse_nodes(request.nodes.text, request.nodes.source);
-  if (nodes.empty()) throw InputError(request.nodes.source, 0, "kind", "no Node objects found");
-  for (auto& n : nodes) {
-    if (out.cluster.find(n.node.name))
-      throw InputError(request.nodes.source, n.line, "metadata.name",
-                       fmt::format("duplicate node '{}'", n.node.name));
-    out.cluster.add_node(std::move(n.node));
-  }
+  out.cluster = cluster_of_nodes(request.nodes);
   auto pods = codec::parse_pods(request.pod.text, request.pod.source, request.defaults);
   if (pods.size() != 1)
     throw InputError(request.pod.source, pods.empty() ? 0 : pods[1].line, "kind",

@@ -131,8 +131,20 @@ Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Po
 
 Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                           std::optional<size_t> shape) const {
+  return place_impl(cluster, pod, policy, detail, shape, nullptr, cluster.size());
+}
+
+Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
+                                const PodRequest& pod, Policy& policy) const {
+  return place_impl(cluster, pod, policy, Detail::Full, std::nullopt, &candidates, asked);
+}
+
+Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
+                               std::optional<size_t> shape, const std::vector<size_t>* among,
+                               size_t asked) const {
   policy.begin_pod(pod);
-  if (detail == Detail::Minimal && policy.pod_independent_score()) return place_by_rank(cluster, pod, policy);
+  if (!among && detail == Detail::Minimal && policy.pod_independent_score())
+    return place_by_rank(cluster, pod, policy);
   Decision decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
   size_t share_index = 0;
@@ -194,7 +206,19 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
     return have;
   };
 
-  if (!full && policy.draws_nodes_at_random()) {
+  if (among) {
+    // Full report over the nodes given (the extender's filter).
+    for (size_t id : *among) {
+      const NodeView view = cluster.view(id);
+      NodeScore score;
+      PodAllocation allocation;
+      std::string reason;
+      if (evaluate(view, score, allocation, &reason))
+        consider(id, score, allocation);
+      else
+        decision.failed.emplace_back(id, std::move(reason));
+    }
+  } else if (!full && policy.draws_nodes_at_random()) {
     // The study's Random: the feasible node with the highest lottery ticket.
     // Draw among nodes that may fit, fit only the drawn one, and drop it
     // when it does not: the same choice as scoring every node, without
@@ -313,10 +337,12 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
                        if (a.score.rank != b.score.rank) return a.score.rank < b.score.rank;
                        return a.node > b.node;
                      });
+    const size_t considered = asked;
     if (decision.placed()) {
-      decision.events.push_back({"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision)});
+      decision.events.push_back(
+          {"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision, considered)});
     } else {
-      decision.events = filtering_failed_events(cluster, decision);
+      decision.events = filtering_failed_events(cluster, decision, considered);
     }
   }
   return decision;
@@ -328,17 +354,18 @@ void Scheduler::commit(Cluster& cluster, const PodRequest& pod, const Decision& 
   policy.on_charge(cluster.view(*decision.node), pod, decision.allocation);
 }
 
-std::string filtering_succeed_message(const Cluster& cluster, const Decision& decision) {
+std::string filtering_succeed_message(const Cluster& cluster, const Decision& decision, size_t considered) {
   std::vector<std::string> scores;
   scores.reserve(decision.fitting.size());
   for (const auto& f : decision.fitting)
     scores.push_back(fmt::format("{}:{:.2f}", cluster.node(f.node).name, static_cast<float>(f.score.shown)));
   return fmt::format("find fit node({}), {} nodes not fit, {} nodes fit({})",
-                     cluster.node(*decision.node).name, cluster.size() - decision.fitting.size(),
+                     cluster.node(*decision.node).name, considered - decision.fitting.size(),
                      decision.fitting.size(), fmt::join(scores, ","));
 }
 
-std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision) {
+std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
+                                           size_t considered) {
   std::map<std::string, std::vector<std::string>> by_reason;
   for (const auto& [id, reason] : decision.failed)
     for (auto& name : parse_reason_names(reason)) by_reason[name].push_back(cluster.node(id).name);
@@ -349,7 +376,7 @@ std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decisio
                       fmt::format("{} nodes {}({})", nodes.size(), reason, fmt::join(nodes, ","))});
   }
   events.push_back(
-      {"Warning", "FilteringFailed", fmt::format("no available node, {} nodes do not meet", cluster.size())});
+      {"Warning", "FilteringFailed", fmt::format("no available node, {} nodes do not meet", considered)});
   return events;
 }
 

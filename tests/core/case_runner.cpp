@@ -22,8 +22,6 @@ CaseFile load_cases(const std::string& file_name) {
   return f;
 }
 
-namespace {
-
 Node build_node(const YAML::Node& spec) {
   Node n;
   n.name = spec["name"].as<std::string>();
@@ -60,6 +58,8 @@ Node build_node(const YAML::Node& spec) {
   return n;
 }
 
+namespace {
+
 // Usage already on a card, as [slots, MiB, cores].
 void charge_usage(Cluster& cluster, size_t id, const YAML::Node& spec) {
   const Node& node = cluster.node(id);
@@ -82,6 +82,8 @@ void charge_usage(Cluster& cluster, size_t id, const YAML::Node& spec) {
     cluster.charge(id, {},
                    {spec["host_used"]["cpu"].as<int64_t>(), spec["host_used"]["memory"].as<int64_t>()});
 }
+
+}  // namespace
 
 // The pod shorthand becomes a real Pod manifest, so the manifest codec and
 // HAMi's webhook defaults take part in every case.
@@ -115,8 +117,6 @@ std::string pod_manifest(const YAML::Node& pod) {
   out << YAML::EndMap << YAML::EndMap;
   return out.c_str();
 }
-
-}  // namespace
 
 void run_case(const YAML::Node& c) {
   const std::string name = c["name"].as<std::string>();

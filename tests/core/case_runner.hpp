@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gpuslice/core/model.hpp"
+
 namespace gpuslice::testing {
 
 struct CaseFile {
@@ -17,5 +19,10 @@ struct CaseFile {
 CaseFile load_cases(const std::string& file_name);
 // Runs one case and checks every expectation it states (Catch2 assertions).
 void run_case(const YAML::Node& c);
+
+// A case's node (name, cards) and its pod shorthand as a Pod manifest, for
+// front ends that take manifests (the extender's equivalence test).
+core::Node build_node(const YAML::Node& spec);
+std::string pod_manifest(const YAML::Node& pod);
 
 }  // namespace gpuslice::testing

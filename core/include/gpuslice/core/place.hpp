@@ -41,6 +41,19 @@ struct PlaceOutcome {
 // Throws InputError for bad input (file, line, field).
 PlaceOutcome place(const PlaceRequest& request);
 
+// The builder place() uses, for front ends that keep a cluster (the
+// extender): the nodes of a node list (duplicates refused), and what one
+// already placed pod holds as HAMi's pod cache counts it (nullopt: nothing;
+// what is skipped is said in `warnings`).
+Cluster cluster_of_nodes(const TextInput& nodes);
+struct Holding {
+  size_t node = 0;
+  PodAllocation allocation;
+  HostResources host;
+};
+std::optional<Holding> holding_of(const Cluster& cluster, const codec::PodDocument& pod,
+                                  const std::string& source, std::vector<std::string>& warnings);
+
 // How close the best card comes to the pod's first GPU container, in numbers:
 // "needs 45000 MiB and 0% cores per card (1 card); the best card (GPU-x on
 // node n) has 15360 MiB and 100% cores free". Empty when the pod asks no GPU.

@@ -55,11 +55,19 @@ class Scheduler {
   Decision place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail = Detail::Full,
                  std::optional<size_t> shape = std::nullopt) const;
 
+  // The extender's filter: only the nodes kube-scheduler passed, in its
+  // order, with the full report. `asked`: how many nodes it named (HAMi's
+  // events count those, registered or not).
+  Decision place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
+                       const PodRequest& pod, Policy& policy) const;
+
   // Charges the decision's allocation and tells the policy.
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
 
  private:
   Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy) const;
+  Decision place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
+                      std::optional<size_t> shape, const std::vector<size_t>* among, size_t asked) const;
 
   // Skips nodes whose state an earlier node of this scan already had.
   bool seen_same_state(const Cluster& cluster, size_t id) const;
@@ -95,8 +103,10 @@ class Scheduler {
   mutable std::vector<std::pair<double, size_t>> draw_scratch_;  // Random: (ticket, node)
 };
 
-// The HAMi event texts, exposed for the extender and tests.
-std::string filtering_succeed_message(const Cluster& cluster, const Decision& decision);
-std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision);
+// The HAMi event texts, exposed for the extender and tests. `considered`:
+// how many nodes the filter was asked about (HAMi's len(NodeNames)).
+std::string filtering_succeed_message(const Cluster& cluster, const Decision& decision, size_t considered);
+std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
+                                           size_t considered);
 
 }  // namespace gpuslice::core

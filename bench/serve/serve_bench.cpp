@@ -1,0 +1,188 @@
+// Load on `gpuslice serve` over loopback, bounded in count and time: filter
+// latency (p50/p99) and requests/s with kube-scheduler's nodeCacheCapable
+// payload (every node named), then filter+bind pairs/s. Fleets: openb's
+// 1,213 GPU nodes (the simulator's reader) and 10,000 generated 8-card nodes.
+//   serve_bench [--requests N] [--seconds S] [--clients C]
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/serve/memory_cluster.hpp"
+#include "gpuslice/serve/server.hpp"
+#include "gpuslice/sim/openb.hpp"
+
+using namespace gpuslice;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+nlohmann::json node_object(const core::Node& n) {
+  return {{"metadata",
+           {{"name", n.name},
+            {"annotations",
+             {{std::string(core::codec::kRegisterAnnotation),
+               core::codec::encode_registration_json(n.devices)}}}}},
+          {"status",
+           {{"allocatable",
+             {{"cpu", fmt::format("{}m", n.capacity.cpu_milli)},
+              {"memory", fmt::format("{}Mi", n.capacity.memory_mib)}}}}}};
+}
+
+std::vector<nlohmann::json> openb_nodes() {
+  const std::string path = std::string(GPUSLICE_OPENB_DIR) + "/openb_node_list_gpu_node.csv";
+  const core::Cluster fleet = sim::load_openb_nodes(core::codec::read_text_file(path), path, 10);
+  std::vector<nlohmann::json> out;
+  for (size_t i = 0; i < fleet.size(); ++i) out.push_back(node_object(fleet.node(i)));
+  return out;
+}
+
+std::vector<nlohmann::json> generated_nodes(int count) {
+  std::vector<nlohmann::json> out;
+  for (int i = 0; i < count; ++i) {
+    core::Node n;
+    n.name = fmt::format("node-{:05d}", i);
+    n.capacity = {128000, 1048576};
+    for (int c = 0; c < 8; ++c) {
+      core::Device d;
+      d.uuid = fmt::format("GPU-{:05d}-{}", i, c);
+      d.index = c;
+      d.type = "NVIDIA-A100-SXM4-80GB";
+      d.slots = 10;
+      d.memory_mib = 81920;
+      d.cores = 100;
+      d.healthy = true;
+      n.devices.push_back(d);
+    }
+    out.push_back(node_object(n));
+  }
+  return out;
+}
+
+struct Figures {
+  std::vector<double> latencies_ms;
+  double seconds = 0;
+  int errors = 0;
+};
+
+double percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+// `clients` threads, each its own keep-alive connection, until `requests`
+// are done or `seconds` pass.
+Figures drive(int port, int clients, int requests, double seconds, const std::string& names_json, bool bind,
+              std::atomic<int>& next_pod) {
+  Figures f;
+  std::mutex m;
+  std::atomic<int> issued{0};
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration<double>(seconds);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_keep_alive(true);
+      client.set_tcp_nodelay(true);  // as Go's net/http does
+      client.set_read_timeout(30, 0);
+      std::vector<double> mine;
+      int errors = 0;
+      while (issued++ < requests && Clock::now() < deadline) {
+        const int id = next_pod++;
+        const std::string pod = fmt::format("p{}", id);
+        const std::string body = fmt::format(
+            R"({{"Pod":{{"metadata":{{"name":"{}","namespace":"bench","uid":"u{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"2000","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
+            pod, id, names_json);
+        const auto t0 = Clock::now();
+        auto res = client.Post("/filter", body, "application/json");
+        std::string node;
+        if (res && res->status == 200) {
+          auto j = nlohmann::json::parse(res->body);
+          if (j["NodeNames"].is_array() && !j["NodeNames"].empty()) node = j["NodeNames"][0];
+        }
+        if (node.empty()) {
+          if (errors == 0) {
+            std::lock_guard lock(m);
+            fmt::print(stderr, "first failed filter: {}\n",
+                       res ? fmt::format("{} {}", res->status, res->body.substr(0, 300))
+                           : httplib::to_string(res.error()));
+          }
+          ++errors;
+          continue;
+        }
+        if (bind) {
+          auto b = client.Post(
+              "/bind",
+              fmt::format(R"({{"PodName":"{}","PodNamespace":"bench","PodUID":"u{}","Node":"{}"}})", pod, id,
+                          node),
+              "application/json");
+          if (!b || b->status != 200 || nlohmann::json::parse(b->body)["Error"] != "") ++errors;
+        }
+        mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+      std::lock_guard lock(m);
+      f.latencies_ms.insert(f.latencies_ms.end(), mine.begin(), mine.end());
+      f.errors += errors;
+    });
+  for (auto& t : threads) t.join();
+  f.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return f;
+}
+
+void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests, double seconds,
+         int clients) {
+  serve::MemoryWriter writer;
+  serve::StateOptions so;
+  so.release_lock_after_bind = true;
+  serve::DecisionState state(so, writer);
+  serve::Metrics metrics;
+  serve::ServerOptions o;
+  o.listen = {"127.0.0.1", 0};
+  o.metrics_listen = {"127.0.0.1", 0};
+  serve::Server server(state, metrics, o);
+  const auto t0 = Clock::now();
+  state.replace_all(nodes, {});
+  const double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  server.start();
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& n : nodes) names.push_back(n["metadata"]["name"]);
+  const std::string names_json = names.dump();
+  std::atomic<int> next_pod{0};
+  drive(server.port(), 1, 20, seconds, names_json, false, next_pod);  // warm-up
+  Figures filter = drive(server.port(), clients, requests, seconds, names_json, false, next_pod);
+  Figures pairs = drive(server.port(), clients, requests, seconds, names_json, true, next_pod);
+  const size_t nf = filter.latencies_ms.size(), np = pairs.latencies_ms.size();
+  fmt::print("{}: {} nodes (cluster read in {:.2f} s), request {:.0f} kB, {} clients\n", fleet_name,
+             nodes.size(), load_s, static_cast<double>(names_json.size()) / 1000.0, clients);
+  fmt::print("  filter: {} requests in {:.2f} s = {:.0f} req/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n",
+             nf, filter.seconds, static_cast<double>(nf) / filter.seconds,
+             percentile(filter.latencies_ms, 0.50), percentile(filter.latencies_ms, 0.99), filter.errors);
+  fmt::print(
+      "  filter+bind: {} pairs in {:.2f} s = {:.0f} pairs/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n", np,
+      pairs.seconds, static_cast<double>(np) / pairs.seconds, percentile(pairs.latencies_ms, 0.50),
+      percentile(pairs.latencies_ms, 0.99), pairs.errors);
+  server.stop();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int requests = 2000, clients = 2;
+  double seconds = 10;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--requests")) requests = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--clients")) clients = std::atoi(argv[i + 1]);
+  }
+  run("openb", openb_nodes(), requests, seconds, clients);
+  run("generated", generated_nodes(10000), requests, seconds, clients);
+}

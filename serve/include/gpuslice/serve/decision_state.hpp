@@ -1,0 +1,114 @@
+// The extender's decision state: the cluster as the core sees it, what each
+// pod holds (observed from the feed, reserved by a filter, committed by a
+// bind), and the node locks HAMi's device plugin expects. One writer: every
+// change to it (feed events, filters, binds, expiry) happens under one
+// mutex, so two filters never hand out the same capacity. API calls (the
+// writer's patches, bindings, events) run outside that mutex.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/place.hpp"
+#include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/scheduler.hpp"
+#include "gpuslice/serve/cluster_io.hpp"
+#include "gpuslice/serve/protocol.hpp"
+
+namespace gpuslice::serve {
+
+using Clock = std::function<std::chrono::system_clock::time_point()>;
+
+struct StateOptions {
+  std::string policy = "hami";  // hami follows the pod's annotations; else the core's registry
+  std::chrono::milliseconds reservation_ttl{std::chrono::seconds(60)};
+  std::chrono::milliseconds node_lock_timeout{std::chrono::minutes(5)};  // HAMi's NodeLockTimeout
+  // Without a cluster nobody plays HAMi's device plugin, which releases the
+  // node lock once the pod's devices are allocated: the snapshot mode does
+  // that itself right after a bind.
+  bool release_lock_after_bind = false;
+  Clock clock;  // empty: system_clock::now
+  core::codec::RequestDefaults defaults;
+};
+
+// What a filter decided, for metrics.
+enum class FilterOutcome { Placed, Unschedulable, PassThrough, Error };
+const char* outcome_name(FilterOutcome outcome);
+
+// One card's use, for /metrics.
+struct CardUse {
+  std::string node, uuid, type;
+  int index = 0;
+  int64_t memory_mib = 0, memory_used_mib = 0;
+  int32_t cores = 0, cores_used = 0, slots_used = 0;
+};
+
+class DecisionState final : public ClusterSink {
+ public:
+  DecisionState(StateOptions options, ClusterWriter& writer);
+  ~DecisionState() override;
+
+  // ClusterSink: the feed's view of the cluster.
+  void replace_all(const std::vector<nlohmann::json>& nodes,
+                   const std::vector<nlohmann::json>& pods) override;
+  void node_changed(WatchKind kind, const nlohmann::json& object) override;
+  void pod_changed(WatchKind kind, const nlohmann::json& object) override;
+
+  ExtenderFilterResult filter(const ExtenderArgs& args, FilterOutcome* outcome = nullptr);
+  // The error text ("" on success) for ExtenderBindingResult.
+  std::string bind(const ExtenderBindingArgs& args);
+
+  bool ready() const;
+  std::vector<CardUse> card_use();
+  size_t reservation_count();
+  uint64_t expired_count() const;
+
+ private:
+  enum class Kind { Observed, Reserved, Binding, Bound };
+  struct Held {
+    core::Holding holding;
+    Kind kind = Kind::Observed;
+    std::chrono::system_clock::time_point expiry{};
+    PodRef ref;
+    core::PodRequest request;  // for the policy's on_release
+    uint64_t generation = 0;   // which filter made it
+  };
+  struct NodeLock {
+    std::chrono::system_clock::time_point at{};
+    std::string ns, name;
+  };
+
+  std::chrono::system_clock::time_point now() const;
+  void charge(Held& held);
+  void release(Held& held);
+  void drop(const std::string& key);
+  void expire();
+  void rebuild();
+  void observe_pod(const nlohmann::json& pod, bool deleted);
+  std::string key_of(const std::string& uid, const std::string& ns, const std::string& name) const;
+
+  StateOptions options_;
+  ClusterWriter& writer_;
+  mutable std::mutex mutex_;
+  bool ready_ = false;
+  core::Cluster cluster_;
+  std::unique_ptr<core::Policy> policy_;
+  core::Scheduler scheduler_;
+  std::map<std::string, nlohmann::json> node_objects_;    // name -> Node (feed)
+  std::vector<std::string> node_order_;                   // as the feed listed them: ties go to the first
+  std::map<std::string, nlohmann::json> pod_objects_;     // key -> Pod (feed)
+  std::unordered_map<std::string, Held> held_;            // key (uid, else ns/name) -> what it holds
+  std::unordered_map<std::string, NodeLock> node_locks_;  // node -> hami.io/mutex.lock
+  uint64_t generation_ = 0;
+  uint64_t expired_ = 0;
+};
+
+}  // namespace gpuslice::serve

@@ -1,0 +1,59 @@
+// The cluster without an API server: a snapshot file read once (a kubectl
+// dump of nodes and pods, YAML or JSON) and a writer that keeps what a real
+// API server would be told in memory, so the whole protocol runs offline.
+#pragma once
+
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpuslice/serve/cluster_io.hpp"
+
+namespace gpuslice::serve {
+
+class SnapshotFeed final : public ClusterFeed {
+ public:
+  // Reads and checks the file now: throws core::InputError (file, line).
+  explicit SnapshotFeed(const std::string& path);
+  void start(ClusterSink& sink) override;  // one replace_all, nothing after
+  void stop() override {}
+  size_t node_count() const { return nodes_.size(); }
+  size_t pod_count() const { return pods_.size(); }
+
+ private:
+  std::vector<nlohmann::json> nodes_, pods_;
+};
+
+// Objects of kind Node and Pod in a kubectl dump (a v1 List, several
+// documents, or single objects), as the API's JSON.
+void read_cluster_objects(const std::string& text, const std::string& source,
+                          std::vector<nlohmann::json>& nodes, std::vector<nlohmann::json>& pods);
+
+class MemoryWriter final : public ClusterWriter {
+ public:
+  struct Event {
+    PodRef pod;
+    std::string type, reason, message;
+  };
+  void patch_pod_annotations(const PodRef& pod, const nlohmann::json& annotations) override;
+  void patch_node_annotations(const std::string& node, const nlohmann::json& annotations) override;
+  void bind(const PodRef& pod, const std::string& node) override;
+  void record_event(const PodRef& pod, const std::string& type, const std::string& reason,
+                    const std::string& message) override;
+
+  // What was written, for tests and dry runs.
+  nlohmann::json pod_annotations(const std::string& ns, const std::string& name) const;
+  nlohmann::json node_annotations(const std::string& node) const;
+  std::string bound_node(const std::string& ns, const std::string& name) const;
+  std::vector<Event> events() const;         // the latest kMaxEvents
+  static constexpr size_t kMaxEvents = 256;  // a 10,000-node success message is ~200 kB
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, nlohmann::json> pod_annotations_, node_annotations_;
+  std::map<std::string, std::string> bindings_;
+  std::deque<Event> events_;
+};
+
+}  // namespace gpuslice::serve

@@ -1,0 +1,511 @@
+#include "gpuslice/serve/decision_state.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/policies/hami.hpp"
+
+namespace gpuslice::serve {
+
+namespace {
+
+constexpr const char* kNodeLockAnnotation = "hami.io/mutex.lock";  // pkg/util/nodelock
+constexpr const char* kAssignedTimeAnnotation = "hami.io/vgpu-time";
+constexpr const char* kBindPhaseAnnotation = "hami.io/bind-phase";
+constexpr const char* kBindTimeAnnotation = "hami.io/bind-time";
+
+std::string str_at(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const nlohmann::json* at = &j;
+  for (const char* p : path) {
+    at = field(*at, p);
+    if (!at) return {};
+  }
+  return at->is_string() ? at->get<std::string>() : std::string();
+}
+
+// Objects from the API's lists carry no kind; the manifest codec wants one.
+std::string as_list_text(const std::vector<const nlohmann::json*>& objects, const char* kind) {
+  nlohmann::json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", nlohmann::json::array()}};
+  auto& items = list["items"];
+  for (const auto* o : objects) {
+    items.push_back(*o);
+    items.back()["kind"] = kind;
+    if (!items.back().contains("apiVersion")) items.back()["apiVersion"] = "v1";
+  }
+  return list.dump();
+}
+
+std::string one_text(const nlohmann::json& object, const char* kind) { return as_list_text({&object}, kind); }
+
+std::string rfc3339(std::chrono::system_clock::time_point t) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(t)));
+}
+
+int64_t unix_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+// What identifies a node's registration: a change elsewhere (HAMi's
+// handshake stamp, the lock, status heartbeats) does not rebuild the cluster.
+nlohmann::json node_fingerprint(const nlohmann::json& node) {
+  nlohmann::json f = nlohmann::json::object();
+  if (const auto* meta = field(node, "metadata")) {
+    if (const auto* ann = field(*meta, "annotations"); ann && ann->is_object())
+      for (auto it = ann->begin(); it != ann->end(); ++it)
+        if (it.key().find("handshake") == std::string::npos && it.key() != kNodeLockAnnotation)
+          f["a"][it.key()] = it.value();
+    if (const auto* labels = field(*meta, "labels")) f["l"] = *labels;
+  }
+  if (const auto* status = field(node, "status")) {
+    if (const auto* a = field(*status, "allocatable")) f["alloc"] = *a;
+    if (const auto* c = field(*status, "capacity")) f["cap"] = *c;
+  }
+  return f;
+}
+
+std::string format_timeout(std::chrono::milliseconds d) {
+  auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  return fmt::format("{}m{}s", s / 60, s % 60);  // Go's Duration.String for whole minutes/seconds
+}
+
+}  // namespace
+
+const char* outcome_name(FilterOutcome outcome) {
+  switch (outcome) {
+    case FilterOutcome::Placed:
+      return "placed";
+    case FilterOutcome::Unschedulable:
+      return "unschedulable";
+    case FilterOutcome::PassThrough:
+      return "pass-through";
+    case FilterOutcome::Error:
+      return "error";
+  }
+  return "error";
+}
+
+DecisionState::DecisionState(StateOptions options, ClusterWriter& writer)
+    : options_(std::move(options)), writer_(writer) {
+  if (options_.policy == "hami") {
+    core::register_hami_policies();
+    policy_ = std::make_unique<core::HamiPolicy>();
+  } else {
+    if (std::string problem = core::policy_name_problem(options_.policy); !problem.empty())
+      throw core::InputError("command line", 0, "--policy", problem);
+    policy_ = core::make_policy(options_.policy);
+  }
+}
+
+DecisionState::~DecisionState() = default;
+
+std::chrono::system_clock::time_point DecisionState::now() const {
+  return options_.clock ? options_.clock() : std::chrono::system_clock::now();
+}
+
+std::string DecisionState::key_of(const std::string& uid, const std::string& ns,
+                                  const std::string& name) const {
+  return uid.empty() ? "name:" + (ns.empty() ? std::string("default") : ns) + "/" + name : "uid:" + uid;
+}
+
+void DecisionState::charge(Held& held) {
+  cluster_.charge(held.holding.node, held.holding.allocation, held.holding.host);
+  policy_->on_charge(cluster_.view(held.holding.node), held.request, held.holding.allocation);
+}
+
+void DecisionState::release(Held& held) {
+  cluster_.release(held.holding.node, held.holding.allocation, held.holding.host);
+  policy_->on_release(cluster_.view(held.holding.node), held.request, held.holding.allocation);
+}
+
+void DecisionState::drop(const std::string& key) {
+  auto it = held_.find(key);
+  if (it == held_.end()) return;
+  release(it->second);
+  held_.erase(it);
+}
+
+// A reservation no bind claimed in time goes back (HAMi keeps it forever).
+void DecisionState::expire() {
+  const auto t = now();
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->second.kind == Kind::Reserved && it->second.expiry <= t) {
+      release(it->second);
+      it = held_.erase(it);
+      ++expired_;
+    } else {
+      ++it;
+    }
+  }
+}
+
+void DecisionState::rebuild() {
+  std::vector<const nlohmann::json*> nodes;
+  nodes.reserve(node_objects_.size());
+  for (const auto& name : node_order_) nodes.push_back(&node_objects_.at(name));
+  core::Cluster cluster;
+  if (!nodes.empty()) {
+    try {
+      cluster = core::cluster_of_nodes({as_list_text(nodes, "Node"), "cluster nodes"});
+    } catch (const core::InputError&) {
+      // One bad registration must not hide the others: read them one by one.
+      cluster = core::Cluster();
+      for (const auto* n : nodes) {
+        try {
+          for (auto& d :
+               core::codec::parse_nodes(one_text(*n, "Node"), "node " + str_at(*n, {"metadata", "name"})))
+            if (!cluster.find(d.node.name)) cluster.add_node(std::move(d.node));
+        } catch (const core::InputError& e) {
+          std::cerr << "gpuslice serve: node skipped: " << e.what() << "\n";
+        }
+      }
+    }
+  }
+  // Ours first (they are newer than what the feed shows), re-resolved on
+  // the new nodes; then what the feed shows for every other pod.
+  std::unordered_map<std::string, Held> ours;
+  for (auto& [key, h] : held_)
+    if (h.kind != Kind::Observed) ours.emplace(key, std::move(h));
+  held_.clear();
+  // Stateful policies learn the new cluster from scratch, as it is charged.
+  policy_ =
+      options_.policy == "hami" ? std::make_unique<core::HamiPolicy>() : core::make_policy(options_.policy);
+  const core::Cluster old = std::move(cluster_);
+  cluster_ = std::move(cluster);
+  for (auto& [key, h] : ours) {
+    const auto id = cluster_.find(old.node(h.holding.node).name);
+    if (!id) continue;
+    try {
+      const std::string text = core::codec::encode_allocation(h.holding.allocation, old.node(h.holding.node));
+      h.holding.allocation = core::codec::resolve_allocation(
+          core::codec::decode_allocation_text(text), cluster_.node(*id), h.request.init_containers.size());
+      h.holding.node = *id;
+      auto& placed = held_.emplace(key, std::move(h)).first->second;
+      charge(placed);
+    } catch (const core::CodecError&) {
+      // The card it held is gone: nothing to keep.
+    }
+  }
+  for (const auto& [key, pod] : pod_objects_)
+    if (!held_.count(key)) observe_pod(pod, false);
+}
+
+void DecisionState::observe_pod(const nlohmann::json& pod, bool deleted) {
+  const std::string ns = str_at(pod, {"metadata", "namespace"}), name = str_at(pod, {"metadata", "name"});
+  const std::string key = key_of(str_at(pod, {"metadata", "uid"}), ns, name);
+  if (auto it = held_.find(key); it != held_.end()) {
+    const std::string phase = str_at(pod, {"status", "phase"});
+    const bool gone = deleted || phase == "Succeeded" || phase == "Failed";
+    const bool bound = !str_at(pod, {"spec", "nodeName"}).empty();
+    if (it->second.kind != Kind::Observed && !gone && !(it->second.kind == Kind::Bound && bound))
+      return;  // our reservation is newer than what the API shows
+    drop(key);
+  }
+  if (deleted) return;
+  try {
+    const std::string source = "pod " + ns + "/" + name;
+    auto docs = core::codec::parse_pods(one_text(pod, "Pod"), source, options_.defaults);
+    if (docs.size() != 1) return;
+    std::vector<std::string> warnings;
+    if (auto h = core::holding_of(cluster_, docs.front(), source, warnings)) {
+      Held held{*h, Kind::Observed, {}, PodRef{ns, name, docs.front().request.uid}, docs.front().request, 0};
+      charge(held_.emplace(key, std::move(held)).first->second);
+    }
+  } catch (const core::InputError& e) {
+    std::cerr << "gpuslice serve: pod not counted: " << e.what() << "\n";
+  }
+}
+
+void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes,
+                                const std::vector<nlohmann::json>& pods) {
+  std::lock_guard lock(mutex_);
+  node_objects_.clear();
+  node_order_.clear();
+  pod_objects_.clear();
+  node_locks_.clear();
+  for (const auto& n : nodes) {
+    const std::string name = str_at(n, {"metadata", "name"});
+    if (name.empty()) continue;
+    if (node_objects_.emplace(name, n).second) node_order_.push_back(name);
+    if (std::string v = str_at(n, {"metadata", "annotations", kNodeLockAnnotation}); !v.empty())
+      node_locks_[name] = NodeLock{now(), "", v};  // held by someone else until released or timed out
+  }
+  for (const auto& p : pods)
+    pod_objects_[key_of(str_at(p, {"metadata", "uid"}), str_at(p, {"metadata", "namespace"}),
+                        str_at(p, {"metadata", "name"}))] = p;
+  rebuild();
+  ready_ = true;
+}
+
+void DecisionState::node_changed(WatchKind kind, const nlohmann::json& object) {
+  std::lock_guard lock(mutex_);
+  const std::string name = str_at(object, {"metadata", "name"});
+  if (name.empty()) return;
+  const std::string lock_value = str_at(object, {"metadata", "annotations", kNodeLockAnnotation});
+  if (kind == WatchKind::Deleted || lock_value.empty())
+    node_locks_.erase(name);
+  else if (auto it = node_locks_.find(name); it == node_locks_.end())
+    node_locks_[name] = NodeLock{now(), "", lock_value};
+  auto it = node_objects_.find(name);
+  if (kind == WatchKind::Deleted) {
+    if (it == node_objects_.end()) return;
+    node_objects_.erase(it);
+    std::erase(node_order_, name);
+  } else {
+    const bool same = it != node_objects_.end() && node_fingerprint(it->second) == node_fingerprint(object);
+    if (it == node_objects_.end()) node_order_.push_back(name);
+    node_objects_[name] = object;
+    if (same) return;
+  }
+  rebuild();
+}
+
+void DecisionState::pod_changed(WatchKind kind, const nlohmann::json& object) {
+  std::lock_guard lock(mutex_);
+  const std::string key =
+      key_of(str_at(object, {"metadata", "uid"}), str_at(object, {"metadata", "namespace"}),
+             str_at(object, {"metadata", "name"}));
+  if (kind == WatchKind::Deleted)
+    pod_objects_.erase(key);
+  else
+    pod_objects_[key] = object;
+  observe_pod(object, kind == WatchKind::Deleted);
+}
+
+bool DecisionState::ready() const {
+  std::lock_guard lock(mutex_);
+  return ready_;
+}
+
+ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutcome* outcome_out) {
+  FilterOutcome outcome_local;
+  FilterOutcome& outcome = outcome_out ? *outcome_out : outcome_local;
+  ExtenderFilterResult result;
+  PodRef ref{str_at(args.pod, {"metadata", "namespace"}), str_at(args.pod, {"metadata", "name"}),
+             str_at(args.pod, {"metadata", "uid"})};
+  if (ref.namespace_name.empty()) ref.namespace_name = "default";
+  core::PodRequest pod;
+  try {
+    auto docs = core::codec::parse_pods(one_text(args.pod, "Pod"), "ExtenderArgs.Pod", options_.defaults);
+    if (docs.size() != 1) throw ProtocolError("ExtenderArgs.Pod: not a Pod");
+    pod = std::move(docs.front().request);
+  } catch (const std::exception& e) {
+    outcome = FilterOutcome::Error;
+    result.error = e.what();
+    return result;
+  }
+  auto record = [&](const std::string& type, const std::string& reason, const std::string& message) {
+    try {
+      writer_.record_event(ref, type, reason, message);
+    } catch (const std::exception& e) {
+      std::cerr << "gpuslice serve: event for " << ref.namespace_name << "/" << ref.name
+                << " not recorded: " << e.what() << "\n";
+    }
+  };
+  // HAMi's answer for a pod that asks for no device: every node passes.
+  if (!pod.wants_devices()) {
+    outcome = FilterOutcome::PassThrough;
+    result.nodes = args.node_names;
+    record("Warning", "FilteringFailed", "does not request any resource");
+    return result;
+  }
+
+  core::Decision decision;
+  std::string node_name, allocation;
+  uint64_t generation = 0;
+  const std::string key = key_of(ref.uid, ref.namespace_name, ref.name);
+  {
+    std::lock_guard lock(mutex_);
+    if (!ready_) {
+      outcome = FilterOutcome::Error;
+      result.error = "the extender has not read the cluster yet";
+      return result;
+    }
+    expire();
+    drop(key);  // a pod filtered again holds nothing yet (HAMi's delPod)
+    std::vector<size_t> candidates;
+    candidates.reserve(args.node_names.size());
+    for (const auto& name : args.node_names) {
+      auto id = cluster_.find(name);
+      if (!id || cluster_.node(*id).devices.empty())
+        result.failed[name] = "node unregistered";
+      else
+        candidates.push_back(*id);
+    }
+    decision = scheduler_.place_among(cluster_, candidates, args.node_names.size(), pod, *policy_);
+    if (decision.placed()) {
+      const core::Node& node = cluster_.node(*decision.node);
+      node_name = node.name;
+      allocation = core::codec::encode_allocation(decision.allocation, node);
+      generation = ++generation_;
+      Held held{core::Holding{*decision.node, decision.allocation, pod.host},
+                Kind::Reserved,
+                now() + options_.reservation_ttl,
+                ref,
+                pod,
+                generation};
+      charge(held_.emplace(key, std::move(held)).first->second);
+    } else {
+      for (const auto& [id, reason] : decision.failed) result.failed[cluster_.node(id).name] = reason;
+    }
+  }
+  if (!decision.placed()) {
+    outcome = FilterOutcome::Unschedulable;
+    for (const auto& e : decision.events) record(e.type, e.reason, e.message);
+    return result;
+  }
+  // Written as HAMi writes it, so its device plugin and HAMi-core enforce it.
+  nlohmann::json annotations = {{core::codec::kAssignedNodeAnnotation, node_name},
+                                {kAssignedTimeAnnotation, std::to_string(unix_seconds(now()))},
+                                {core::codec::kToAllocateAnnotation, allocation},
+                                {core::codec::kAllocatedAnnotation, allocation}};
+  try {
+    writer_.patch_pod_annotations(ref, annotations);
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = held_.find(key); it != held_.end() && it->second.generation == generation) drop(key);
+    }
+    outcome = FilterOutcome::Error;
+    result.error = fmt::format("patching pod annotations failed: {}", e.what());
+    record("Warning", "FilteringFailed", result.error);
+    return result;
+  }
+  for (const auto& e : decision.events) record(e.type, e.reason, e.message);
+  outcome = FilterOutcome::Placed;
+  result.failed.clear();  // HAMi answers only the chosen node
+  result.nodes = std::vector<std::string>{node_name};
+  return result;
+}
+
+std::string DecisionState::bind(const ExtenderBindingArgs& args) {
+  PodRef ref{args.pod_namespace, args.pod_name, args.pod_uid};
+  auto record = [&](const std::string& type, const std::string& reason, const std::string& message) {
+    try {
+      writer_.record_event(ref, type, reason, message);
+    } catch (const std::exception& e) {
+      std::cerr << "gpuslice serve: event not recorded: " << e.what() << "\n";
+    }
+  };
+  std::string key;
+  uint64_t generation = 0;
+  std::string lock_value;
+  {
+    std::unique_lock lock(mutex_);
+    expire();
+    key = key_of(args.pod_uid, args.pod_namespace, args.pod_name);
+    auto it = held_.find(key);
+    if (it == held_.end() && !args.pod_uid.empty())
+      it = held_.find(key_of("", args.pod_namespace, args.pod_name));
+    if (it == held_.end() && args.pod_uid.empty())
+      for (auto i = held_.begin(); i != held_.end(); ++i)
+        if (i->second.kind != Kind::Observed && i->second.ref.namespace_name == args.pod_namespace &&
+            i->second.ref.name == args.pod_name)
+          it = i;
+    std::string error;
+    if (it == held_.end() || it->second.kind == Kind::Observed)
+      error = fmt::format("no reservation for pod {}/{}: filter it first (a reservation lasts {} ms)",
+                          args.pod_namespace, args.pod_name, options_.reservation_ttl.count());
+    else if (it->second.kind != Kind::Reserved)
+      error = fmt::format("pod {}/{} is already bound or being bound", args.pod_namespace, args.pod_name);
+    else if (const std::string& on = cluster_.node(it->second.holding.node).name; on != args.node)
+      error = fmt::format("pod {}/{} is reserved on node {}, not {}", args.pod_namespace, args.pod_name, on,
+                          args.node);
+    if (error.empty()) {
+      // HAMi's LockNode: a lock younger than the timeout held by another pod refuses.
+      if (auto l = node_locks_.find(args.node); l != node_locks_.end()) {
+        const bool mine = l->second.ns == args.pod_namespace && l->second.name == args.pod_name;
+        if (!mine && now() - l->second.at < options_.node_lock_timeout)
+          error = fmt::format("node {} has been locked within {}", args.node,
+                              format_timeout(options_.node_lock_timeout));
+      }
+    }
+    if (!error.empty()) {
+      if (it != held_.end() && it->second.kind == Kind::Reserved) drop(std::string(it->first));
+      lock.unlock();
+      record("Warning", "BindingFailed", error);
+      return error;
+    }
+    key = it->first;
+    it->second.kind = Kind::Binding;
+    generation = it->second.generation;
+    const auto t = now();
+    node_locks_[args.node] = NodeLock{t, args.pod_namespace, args.pod_name};
+    lock_value = fmt::format("{},{},{}", rfc3339(t), args.pod_namespace, args.pod_name);
+  }
+  try {
+    writer_.patch_node_annotations(args.node, {{kNodeLockAnnotation, lock_value}});
+    writer_.patch_pod_annotations(ref, {{kBindPhaseAnnotation, "allocating"},
+                                        {kBindTimeAnnotation, std::to_string(unix_seconds(now()))}});
+    writer_.bind(ref, args.node);
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = held_.find(key); it != held_.end() && it->second.generation == generation) drop(key);
+      node_locks_.erase(args.node);
+    }
+    try {
+      writer_.patch_node_annotations(args.node, {{kNodeLockAnnotation, nullptr}});
+    } catch (const std::exception&) {
+      // The lock times out on its own (HAMi's NodeLockTimeout).
+    }
+    const std::string error = fmt::format("binding pod {}/{} to node {} failed: {}", args.pod_namespace,
+                                          args.pod_name, args.node, e.what());
+    record("Warning", "BindingFailed", error);
+    return error;
+  }
+  bool unlock = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = held_.find(key); it != held_.end() && it->second.generation == generation)
+      it->second.kind = Kind::Bound;
+    if (options_.release_lock_after_bind) {
+      node_locks_.erase(args.node);
+      unlock = true;
+    }
+  }
+  if (unlock) {
+    try {
+      writer_.patch_node_annotations(args.node, {{kNodeLockAnnotation, nullptr}});
+    } catch (const std::exception&) {
+    }
+  }
+  record(
+      "Normal", "BindingSucceed",
+      fmt::format("Successfully binding node [{}] to {}/{}", args.node, args.pod_namespace, args.pod_name));
+  return {};
+}
+
+std::vector<CardUse> DecisionState::card_use() {
+  std::lock_guard lock(mutex_);
+  expire();
+  std::vector<CardUse> out;
+  out.reserve(cluster_.device_count());
+  for (size_t id = 0; id < cluster_.size(); ++id) {
+    const auto view = cluster_.view(id);
+    for (size_t i = 0; i < view.device_count(); ++i) {
+      const auto& d = view.device(i);
+      out.push_back({view.node->name, d.uuid, d.type, d.index, d.memory_mib, view.usage[i].memory_mib,
+                     d.cores, view.usage[i].cores, view.usage[i].slots});
+    }
+  }
+  return out;
+}
+
+size_t DecisionState::reservation_count() {
+  std::lock_guard lock(mutex_);
+  expire();
+  size_t n = 0;
+  for (const auto& [k, h] : held_) n += h.kind == Kind::Reserved || h.kind == Kind::Binding;
+  return n;
+}
+
+uint64_t DecisionState::expired_count() const {
+  std::lock_guard lock(mutex_);
+  return expired_;
+}
+
+}  // namespace gpuslice::serve
