@@ -16,10 +16,11 @@ std::string human_duration(double seconds) {
   return hours % 24 ? fmt::format("{} d {} h", hours / 24, hours % 24) : fmt::format("{} d", hours / 24);
 }
 
-Metrics::Metrics(const core::Cluster& fleet) {
+Metrics::Metrics(const core::Cluster& fleet, bool milli_from_trace) : milli_from_trace_(milli_from_trace) {
   for (size_t id = 0; id < fleet.size(); ++id) {
     first_card_.push_back(static_cast<uint32_t>(cards_));
     for (const auto& d : fleet.node(id).devices) {
+      card_use_.push_back({d.memory_mib, 0, d.cores, 0});
       capacity_milli_ += 1000;
       capacity_memory_ += d.memory_mib;
       capacity_cores_ += d.cores;
@@ -83,24 +84,37 @@ std::array<std::optional<double>, Metrics::kArrivedPoints> Metrics::frag_by_arri
 
 void Metrics::arrived(int64_t gpu_milli) { arrived_milli_ += gpu_milli; }
 
-void Metrics::placed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation) {
-  allocated_milli_ += gpu_milli;
+int64_t Metrics::CardUse::milli() const {
+  int64_t m = 0;
+  if (cores > 0) m = std::max<int64_t>(m, 1000 * static_cast<int64_t>(cores_used) / cores);
+  if (memory_mib > 0) m = std::max<int64_t>(m, 1000 * memory_used / memory_mib);
+  return std::min<int64_t>(m, 1000);
+}
+
+void Metrics::charge_cards(size_t node, const core::PodAllocation& allocation, int sign) {
   for (const auto& c : core::effective_charges(allocation)) {
-    allocated_memory_ += c.usage.memory_mib;
-    allocated_cores_ += c.usage.cores;
-    auto& h = card_holders_[first_card_[node] + static_cast<size_t>(c.device)];
-    if (h++ == 0) ++busy_cards_;
+    allocated_memory_ += sign * c.usage.memory_mib;
+    allocated_cores_ += sign * c.usage.cores;
+    const size_t k = first_card_[node] + static_cast<size_t>(c.device);
+    auto& h = card_holders_[k];
+    if (sign > 0 && h++ == 0) ++busy_cards_;
+    if (sign < 0 && --h == 0) --busy_cards_;
+    CardUse& card = card_use_[k];
+    const int64_t before = card.milli();
+    card.memory_used += sign * c.usage.memory_mib;
+    card.cores_used += sign * c.usage.cores;
+    if (!milli_from_trace_) allocated_milli_ += card.milli() - before;
   }
 }
 
+void Metrics::placed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation) {
+  if (milli_from_trace_) allocated_milli_ += gpu_milli;
+  charge_cards(node, allocation, +1);
+}
+
 void Metrics::departed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation) {
-  allocated_milli_ -= gpu_milli;
-  for (const auto& c : core::effective_charges(allocation)) {
-    allocated_memory_ -= c.usage.memory_mib;
-    allocated_cores_ -= c.usage.cores;
-    auto& h = card_holders_[first_card_[node] + static_cast<size_t>(c.device)];
-    if (--h == 0) --busy_cards_;
-  }
+  if (milli_from_trace_) allocated_milli_ -= gpu_milli;
+  charge_cards(node, allocation, -1);
 }
 
 TimelineRow Metrics::row(double time, size_t running, size_t pending, size_t placed, size_t failed) const {

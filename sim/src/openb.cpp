@@ -144,6 +144,7 @@ Workload load_openb_pods(std::string_view csv, const std::string& source, const 
         p.kind = "share";
       }
       p.gpu_milli = gpus * share;
+      p.milli_from_trace = true;
     } else {
       p.kind = "cpu-only";
     }

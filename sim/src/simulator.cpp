@@ -1,6 +1,8 @@
 #include "gpuslice/sim/simulator.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <fmt/ranges.h>
 
 #include <chrono>
@@ -38,10 +40,16 @@ std::string request_key(const core::PodRequest& r) {
   return key;
 }
 
+// An openb trace's pods carry the study's own milli-GPU figures: its
+// allocation ratio adds those up (see PodSpec::milli_from_trace).
+bool from_trace(const Workload& w) {
+  return !w.empty() && std::all_of(w.begin(), w.end(), [](const PodSpec& p) { return p.milli_from_trace; });
+}
+
 class Run {
  public:
   Run(const core::Cluster& fleet, const Workload& w, const RunOptions& o)
-      : cluster_(fleet), workload_(w), options_(o), metrics_(cluster_) {
+      : cluster_(fleet), workload_(w), options_(o), metrics_(cluster_, from_trace(w)) {
     core::PolicyArgs args;
     args.seed = o.seed;
     args.gpu_policy = o.gpu_policy;

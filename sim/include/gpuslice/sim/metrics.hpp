@@ -32,7 +32,11 @@ class Metrics {
  public:
   static constexpr int kArrivedPoints = 131;  // 0..130 %
 
-  explicit Metrics(const core::Cluster& fleet);
+  // milli_from_trace: the GPU allocated is the sum of the placed pods'
+  // declared gpu_milli (the study's measure, for openb traces). Otherwise it
+  // is measured per card: the larger of its used share of cores and of
+  // memory, so it never passes a card's capacity whatever the card's size.
+  explicit Metrics(const core::Cluster& fleet, bool milli_from_trace = false);
   void arrived(int64_t gpu_milli);
   void placed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation);
   void departed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation);
@@ -77,6 +81,14 @@ class Metrics {
   void observe_peaks();
   std::vector<int32_t> card_holders_;  // slices per card, flat over the fleet
   std::vector<uint32_t> first_card_;
+  bool milli_from_trace_ = false;
+  struct CardUse {
+    int64_t memory_mib = 0, memory_used = 0;
+    int32_t cores = 0, cores_used = 0;
+    int64_t milli() const;  // the binding dimension's used share, 0..1000
+  };
+  std::vector<CardUse> card_use_;  // flat over the fleet, as card_holders_
+  void charge_cards(size_t node, const core::PodAllocation& allocation, int sign);
   // Per arrived bucket 0..kArrivedPoints (one past, for the neighbour rule):
   // record count, sum of rounded allocation ratios, sum of fragment ratios.
   struct Bucket {

@@ -22,6 +22,11 @@ struct PodSpec {
   // GPU demand in milli-GPUs (1000 = one whole card), the study's unit:
   // count x share of one card. Used for allocation ratios and arrived demand.
   int64_t gpu_milli = 0;
+  // gpu_milli is the trace's own figure (openb: count x gpu_milli), which
+  // the study's allocation ratio adds up. Otherwise it is an estimate made
+  // before placement (gpu_milli_of, against a typical card), and allocation
+  // is measured on the cards a pod actually holds.
+  bool milli_from_trace = false;
   // A draw the study's tuning appended (a second copy of a trace row): left
   // out when the typical pods are counted, which the study counts over the
   // original trace.
