@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "gpuslice/serve/cluster_io.hpp"
+
 namespace gpuslice::serve::testing {
 
 class ApiDouble {
@@ -91,5 +93,16 @@ class ApiDouble {
   std::atomic<bool> stopping_{false};
   std::atomic<int> open_watches_{0};
 };
+
+// The fixtures the double starts from.
+inline const std::string kApiData = GPUSLICE_SERVE_TEST_DATA "/api";
+
+// How a client reaches the double: its address and bearer token.
+inline KubeConnection connection_to(const ApiDouble& api) {
+  KubeConnection c;
+  c.server = api.server();
+  c.bearer_token = api.token();
+  return c;
+}
 
 }  // namespace gpuslice::serve::testing

@@ -17,7 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-const std::string kData = GPUSLICE_SERVE_TEST_DATA "/api";
 const std::string kA10 = "GPU-a0000000-0000-4000-8000-000000000000";  // node-a's one card
 
 int64_t memory_used(DecisionState& state, const std::string& uuid) {
@@ -38,10 +37,8 @@ bool eventually(const std::function<bool()>& done) {
 }  // namespace
 
 TEST_CASE("serve end to end against the API double: list, filter, bind, watch", "[serve][e2e]") {
-  ApiDouble api(kData);
-  KubeConnection connection;
-  connection.server = api.server();
-  connection.bearer_token = api.token();
+  ApiDouble api(kApiData);
+  const KubeConnection connection = connection_to(api);
   KubeFeedOptions quick;
   quick.backoff_initial_seconds = 0.01;
   quick.backoff_max_seconds = 0.05;

@@ -11,19 +11,13 @@
 
 using namespace gpuslice::serve;
 using gpuslice::serve::testing::ApiDouble;
+using gpuslice::serve::testing::connection_to;
 using gpuslice::serve::testing::RecordingSink;
 using nlohmann::json;
 
 namespace {
 
-const std::string kData = GPUSLICE_SERVE_TEST_DATA "/api";
-
-KubeConnection connection_to(const ApiDouble& api) {
-  KubeConnection c;
-  c.server = api.server();
-  c.bearer_token = api.token();
-  return c;
-}
+const std::string& kData = gpuslice::serve::testing::kApiData;
 
 KubeFeedOptions quick() {
   KubeFeedOptions o;

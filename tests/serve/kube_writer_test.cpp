@@ -9,17 +9,11 @@
 
 using namespace gpuslice::serve;
 using gpuslice::serve::testing::ApiDouble;
+using gpuslice::serve::testing::connection_to;
 using nlohmann::json;
 
 namespace {
-const std::string kData = GPUSLICE_SERVE_TEST_DATA "/api";
-
-KubeConnection connection_to(const ApiDouble& api) {
-  KubeConnection c;
-  c.server = api.server();
-  c.bearer_token = api.token();
-  return c;
-}
+const std::string& kData = gpuslice::serve::testing::kApiData;
 
 const PodRef kVllm{"default", "vllm-0", "6f1c2a9e-0000-4000-8000-000000000001"};
 
