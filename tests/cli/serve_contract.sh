@@ -11,6 +11,12 @@ expect bad-policy 2 'policy' -- \
   "$BIN" serve --snapshot "$DATA/kubectl-cluster.yaml" --policy sideways --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0
 expect bad-listen 2 'listen' -- \
   "$BIN" serve --snapshot "$DATA/kubectl-cluster.yaml" --listen 127.0.0.1:http --metrics-listen 127.0.0.1:0
+expect no-source 2 'give one of --snapshot FILE, --kubeconfig FILE or --in-cluster' -- \
+  "$BIN" serve --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0
+expect two-sources 2 'excludes' -- \
+  "$BIN" serve --snapshot "$DATA/kubectl-cluster.yaml" --in-cluster --listen 127.0.0.1:0
+expect missing-kubeconfig 2 'no-such-kubeconfig: cannot open file' -- \
+  "$BIN" serve --kubeconfig "$DATA/no-such-kubeconfig" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PORT=$(free_port); MPORT=$(free_port)
@@ -39,6 +45,11 @@ expect bind-unknown 0 '"Error":"no reservation for pod default/ghost' -- \
   curl -sf -XPOST -d '{"podName":"ghost","podNamespace":"default","podUID":"g","node":"gpu-t4-1"}' "$URL/bind"
 expect malformed 0 '^\{"Error":"ExtenderArgs: body is not valid JSON"\} 400$' -- \
   curl -s -w ' %{http_code}' -XPOST -d '{bad' "$URL/filter"
+REVIEW='{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"705ab4f5","kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},"namespace":"default","operation":"CREATE","object":{"apiVersion":"v1","kind":"Pod","metadata":{"name":"vllm-1","namespace":"default"},"spec":{"containers":[{"name":"main","resources":{"limits":{"nvidia.com/gpumem":"3000"}}}]}}}}'
+expect webhook 0 '"allowed":true,"patch":"[A-Za-z0-9+/=]+","patchType":"JSONPatch".*"uid":"705ab4f5"' -- \
+  curl -sf -XPOST -H 'Content-Type: application/json' -d "$REVIEW" "$URL/webhook"
+expect webhook-not-a-review 0 ' 400$' -- \
+  curl -s -w ' %{http_code}' -XPOST -d '{"kind":"AdmissionReview"}' "$URL/webhook"
 expect metrics-card 0 'hami_gpu_memory_allocated_bytes\{device_index="0",device_cores="60",device_type="NVIDIA-Tesla T4",device_uuid="GPU-859b872c-0ba2-97b0-10b4-8b7185c55039",node="gpu-t4-1",zone="vGPU"\} 7340032000' -- \
   curl -sf "http://127.0.0.1:$MPORT/metrics"
 expect metrics-decisions 0 'gpuslice_filter_decisions_total\{reason="placed"\} 1' -- \
