@@ -5,12 +5,14 @@
 #include <link.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace gpuslice::shim {
@@ -300,6 +302,22 @@ unsigned Runtime::host_pid() {
   return static_cast<unsigned>(getpid());
 }
 
+namespace {
+// HAMi-core's node-wide lock directory: a hostPath HAMi's device plugin
+// mounts into every container (created here, sticky and world-writable as
+// the device plugin makes it, when a local run has none).
+int open_node_lock() {
+  const char* dir = std::getenv("GPUSLICE_HOST_LOCK_DIR");
+  const std::string path = std::string(dir && *dir ? dir : "/tmp/vgpulock");
+  if (mkdir(path.c_str(), 01777) == 0) chmod(path.c_str(), 01777);
+  // Read-only suffices for flock, and lets a process of another user lock a
+  // file the first one created (whatever its umask made of 0666).
+  const int fd = open((path + "/gpuslice-hostpid.lock").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd >= 0) fchmod(fd, 0666);  // only the creator can; others need not
+  return fd;
+}
+}  // namespace
+
 Runtime::ProcessSnapshot Runtime::host_pid_before_context(int ordinal) {
   ProcessSnapshot snapshot;
   // Only slices need it (a limit makes the shim compare NVML's pids), and
@@ -307,10 +325,14 @@ Runtime::ProcessSnapshot Runtime::host_pid_before_context(int ordinal) {
   if (!env_error_.empty() || (memory_limit(ordinal) == 0 && sm_limit(ordinal) == 0)) return snapshot;
   if (host_pid_owner_ == getpid() && host_pid_.load() != 0) return snapshot;
   if (!nvml_device(ordinal)) return snapshot;
-  // One process of the slice at a time: flock on the slice's file (dropped
-  // by the kernel if this process dies in between).
+  // One process at a time: flock on the node-wide discovery lock (dropped
+  // by the kernel if this process dies in between). Two pods that lock only
+  // their own slice's file can start together, and one can take the
+  // other's pid for its own: it then counts its own kernels as a foreign
+  // tenant's and the other's as its own, and is never held to its share.
   if (!region()) return snapshot;
-  const int fd = open(env_.shared_cache.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = open_node_lock();
+  if (fd < 0) fd = open(env_.shared_cache.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
     close(fd);
     return snapshot;

@@ -77,9 +77,12 @@ class Runtime {
   // Host pid discovery. NVML lists processes by their pid on the host; in a
   // pid namespace (every Kubernetes pod) that is not getpid(). Around the
   // first context this process makes, NVML's process list is read before
-  // and after: the one pid that appeared is ours. Siblings of the slice do
-  // this one at a time (a lock on the slice's file) so they cannot take
-  // each other's pid.
+  // and after: the one pid that appeared is ours. Every slice process on
+  // the node does this one at a time, under a lock in HAMi-core's node-wide
+  // lock directory (/tmp/vgpulock, which HAMi's device plugin mounts into
+  // every container; GPUSLICE_HOST_LOCK_DIR overrides it), so two pods
+  // starting at once cannot take each other's pid. Without that directory
+  // the lock falls back to the slice's file, which orders only siblings.
   struct ProcessSnapshot {
     bool valid = false;
     int lock_fd = -1;
