@@ -63,7 +63,8 @@ std::optional<AtArrived> at_arrived(const std::string& key) {
 Unit unit_of(const std::string& key, Unit inherited) {
   if (auto a = at_arrived(key))
     return ends_with(a->stem, "ratio") || ends_with(a->stem, "_pct") ? Unit::Percent : Unit::None;
-  if (ends_with(key, "_pct")) return Unit::Percent;
+  // "alloc_gpu_pct_time_weighted": a percent, averaged over time.
+  if (ends_with(key, "_pct") || ends_with(key, "_pct_time_weighted")) return Unit::Percent;
   if (ends_with(key, "_seconds") || key == "seconds") return Unit::Seconds;
   if (ends_with(key, "_mib")) return Unit::Mib;
   if (ends_with(key, "_per_second")) return Unit::PerSecond;
@@ -74,6 +75,7 @@ Unit unit_of(const std::string& key, Unit inherited) {
 std::string label_of(const std::string& key) {
   if (auto a = at_arrived(key)) return label_of(a->stem) + " at " + a->percent + " % arrived";
   std::string k = key;
+  if (ends_with(k, "_pct_time_weighted")) k.replace(k.size() - 18, 4, "");  // "Alloc GPU time weighted"
   for (const char* tail : {"_pct", "_seconds", "_mib"})
     if (ends_with(k, tail) && k.size() > std::string(tail).size())
       k.resize(k.size() - std::string(tail).size());

@@ -118,6 +118,7 @@ TEST_CASE("report: the summary table shows every key with its unit") {
                  {"pending_seconds", {{"p50", 30.0}}},
                  {"refusals_by_reason", Json::object()},
                  {"interrupted", false},
+                 {"alloc_gpu_pct_time_weighted", 54.75},
                  {"future_key", nullptr}};
   const std::string html = render_report_html(run);
   CHECK(html.find("<th>Pods<code>pods</code></th><td>1,234,567</td>") != std::string::npos);
@@ -127,6 +128,9 @@ TEST_CASE("report: the summary table shows every key with its unit") {
         std::string::npos);
   CHECK(html.find("<code>unallocated_gpus_at_130_pct</code></th><td>360.9</td>") != std::string::npos);
   CHECK(html.find("<th>P50<code>p50</code></th><td>30 s</td>") != std::string::npos);
+  CHECK(
+      html.find("<th>Alloc GPU time weighted<code>alloc_gpu_pct_time_weighted</code></th><td>54.75 %</td>") !=
+      std::string::npos);
   CHECK(html.find("<th>Future key<code>future_key</code></th><td><span class=\"na\">n/a</span>") !=
         std::string::npos);
 }
