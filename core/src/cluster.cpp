@@ -65,7 +65,7 @@ size_t Cluster::add_node(Node node) {
 }
 
 std::optional<size_t> Cluster::find(std::string_view name) const {
-  auto it = by_name_.find(std::string(name));
+  auto it = by_name_.find(name);
   if (it == by_name_.end()) return std::nullopt;
   return it->second;
 }
@@ -123,6 +123,13 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
   host_used_[id].cpu_milli += sign * host.cpu_milli;
   host_used_[id].memory_mib += sign * host.memory_mib;
   ++version_[id];
+  // Bounded: past a few changes per node the older half goes; a reader
+  // that far behind rescans, which costs about what the log would.
+  if (changes_.size() >= std::max<size_t>(4096, 8 * nodes_.size())) {
+    const size_t drop = changes_.size() / 2;
+    changes_.erase(changes_.begin(), changes_.begin() + static_cast<std::ptrdiff_t>(drop));
+    changes_base_ += drop;
+  }
   changes_.push_back(static_cast<uint32_t>(id));
 }
 

@@ -168,7 +168,8 @@ void NodeOrderIndex::Order::refresh(const Entry& e, const std::vector<FreeSummar
 
 void NodeOrderIndex::sync(const Cluster& cluster, const Policy& policy, int sign) {
   if (cluster_ != &cluster || policy_ != &policy || epoch_ != cluster.epoch() ||
-      key_.size() != cluster.size() || seen_changes_ > cluster.change_count()) {
+      key_.size() != cluster.size() || seen_changes_ > cluster.change_count() ||
+      seen_changes_ < cluster.first_change()) {
     high_first_.active = low_first_.active = false;
     rebuild(cluster, policy);
   }

@@ -86,12 +86,14 @@ struct Best {
 
 }  // namespace
 
-Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy) const {
+Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
+                                  const std::vector<uint32_t>* allowed) const {
   Decision decision;
   const int sign = policy.rank_sign(pod);
   order_.sync(cluster, policy, sign);
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
   order_.visit_in_rank_order(sign, pod, [&](size_t id, double key) {
+    if (allowed && (*allowed)[id] != allowed_stamp_) return false;
     const NodeView view = cluster.view(id);
     if (!may_fit(view, pod)) return false;
     FitResult fit = fit_pod(view, pod, gpu, scratch_);
@@ -135,7 +137,32 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
 }
 
 Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
-                                const PodRequest& pod, Policy& policy) const {
+                                const PodRequest& pod, Policy& policy, Detail detail) const {
+  if (detail == Detail::Full)
+    return place_impl(cluster, pod, policy, Detail::Full, std::nullopt, &candidates, asked);
+  // Mark the candidates (a stamp per node: no clearing between calls).
+  if (allowed_.size() != cluster.size()) {
+    allowed_.assign(cluster.size(), 0);
+    allowed_stamp_ = 0;
+  }
+  if (++allowed_stamp_ == 0) {
+    std::fill(allowed_.begin(), allowed_.end(), 0);
+    allowed_stamp_ = 1;
+  }
+  for (size_t id : candidates) allowed_[id] = allowed_stamp_;
+  Decision decision;
+  if (policy.pod_independent_score()) {
+    policy.begin_pod(pod);
+    decision = place_by_rank(cluster, pod, policy, &allowed_);
+  } else {
+    // In cluster order, so a node skipped for repeating an earlier node's
+    // state could not have won a tie.
+    allowed_ids_.clear();
+    for (size_t id = 0; id < cluster.size(); ++id)
+      if (allowed_[id] == allowed_stamp_) allowed_ids_.push_back(id);
+    decision = place_impl(cluster, pod, policy, Detail::Minimal, std::nullopt, &allowed_ids_, asked);
+  }
+  if (decision.placed()) return decision;
   return place_impl(cluster, pod, policy, Detail::Full, std::nullopt, &candidates, asked);
 }
 
@@ -161,8 +188,9 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   Best best;
   auto consider = [&](size_t id, const NodeScore& s, const PodAllocation& a) {
     if (full) decision.fitting.push_back({id, s});
-    // Strictly better only: among equal ranks the node listed first wins.
-    if (!best.found || s.rank > best.score.rank) {
+    // Among equal ranks the node first in the cluster wins, whatever order
+    // the candidates came in (place_by_rank breaks ties the same way).
+    if (!best.found || s.rank > best.score.rank || (s.rank == best.score.rank && id < best.node)) {
       best.found = true;
       best.node = id;
       best.score = s;
@@ -207,15 +235,18 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   };
 
   if (among) {
-    // Full report over the nodes given (the extender's filter).
+    // The nodes given (the extender's filter); without the full report,
+    // in cluster order (place_among), skipping what cannot change the choice.
     for (size_t id : *among) {
       const NodeView view = cluster.view(id);
+      if (!full && !may_fit(view, pod)) continue;
+      if (skip_repeats && seen_same_state(cluster, id)) continue;
       NodeScore score;
       PodAllocation allocation;
       std::string reason;
-      if (evaluate(view, score, allocation, &reason))
+      if (evaluate(view, score, allocation, full ? &reason : nullptr))
         consider(id, score, allocation);
-      else
+      else if (full)
         decision.failed.emplace_back(id, std::move(reason));
     }
   } else if (!full && policy.draws_nodes_at_random()) {
@@ -279,8 +310,8 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         std::push_heap(cache.heap.begin(), cache.heap.end(), worse);
       }
     };
-    if (!cache.primed) {
-      for (size_t id = 0; id < cluster.size(); ++id) rescore(id);
+    if (!cache.primed || cache.seen_changes < cluster.first_change()) {
+      for (size_t id = 0; id < cluster.size(); ++id) rescore(id);  // unchanged nodes return at once
       cache.primed = true;
     } else {
       // Only the nodes changed since this shape was last placed.

@@ -26,6 +26,7 @@ struct ServeFlags {
   std::string tls_cert, tls_key;
   double reservation_ttl_s = 60;
   size_t max_body_bytes = 64u << 20;
+  size_t full_report_nodes = StateOptions{}.full_report_nodes;
 };
 
 // Serves until SIGINT or SIGTERM.
@@ -42,6 +43,7 @@ void run(const ServeFlags& f) {
   StateOptions so;
   so.policy = f.policy;
   so.reservation_ttl = std::chrono::milliseconds(static_cast<int64_t>(f.reservation_ttl_s * 1000));
+  so.full_report_nodes = f.full_report_nodes;
   ServerOptions o;
   o.listen = parse_endpoint(f.listen, "--listen");
   o.metrics_listen = parse_endpoint(f.metrics_listen, "--metrics-listen");
@@ -120,6 +122,10 @@ void register_cli(CLI::App& app) {
                   "seconds a filter's reservation waits for its bind")
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", flags->max_body_bytes, "larger requests get 413")
+      ->capture_default_str();
+  cmd->add_option("--full-report-nodes", flags->full_report_nodes,
+                  "filters naming at most this many nodes list every fitting node's score in the "
+                  "FilteringSucceed event (HAMi's text); larger ones take the ranked fast path")
       ->capture_default_str();
   cmd->callback([flags] {
     if (flags->snapshot.empty() && flags->kubeconfig.empty() && !flags->in_cluster)

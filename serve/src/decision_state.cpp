@@ -8,6 +8,7 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policies/hami.hpp"
+#include "json_tree.hpp"
 
 namespace gpuslice::serve {
 
@@ -26,20 +27,6 @@ std::string str_at(const nlohmann::json& j, std::initializer_list<const char*> p
   }
   return at->is_string() ? at->get<std::string>() : std::string();
 }
-
-// Objects from the API's lists carry no kind; the manifest codec wants one.
-std::string as_list_text(const std::vector<const nlohmann::json*>& objects, const char* kind) {
-  nlohmann::json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", nlohmann::json::array()}};
-  auto& items = list["items"];
-  for (const auto* o : objects) {
-    items.push_back(*o);
-    items.back()["kind"] = kind;
-    if (!items.back().contains("apiVersion")) items.back()["apiVersion"] = "v1";
-  }
-  return list.dump();
-}
-
-std::string one_text(const nlohmann::json& object, const char* kind) { return as_list_text({&object}, kind); }
 
 std::string rfc3339(std::chrono::system_clock::time_point t) {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(t)));
@@ -128,41 +115,47 @@ void DecisionState::drop(const std::string& key) {
   held_.erase(it);
 }
 
+void DecisionState::schedule_expiry(const std::string& key, const Held& held) {
+  expiries_.emplace(held.expiry, held.generation, key);
+}
+
 // A reservation no bind claimed in time goes back (HAMi keeps it forever).
+// Only the due entries are looked at: a filter does not walk every pod.
 void DecisionState::expire() {
   const auto t = now();
-  for (auto it = held_.begin(); it != held_.end();) {
-    if (it->second.kind == Kind::Reserved && it->second.expiry <= t) {
-      release(it->second);
-      it = held_.erase(it);
-      ++expired_;
-    } else {
-      ++it;
-    }
+  while (!expiries_.empty() && std::get<0>(*expiries_.begin()) <= t) {
+    const auto [at, generation, key] = *expiries_.begin();
+    expiries_.erase(expiries_.begin());
+    auto it = held_.find(key);
+    if (it == held_.end() || it->second.kind != Kind::Reserved || it->second.generation != generation)
+      continue;
+    release(it->second);
+    held_.erase(it);
+    ++expired_;
   }
 }
 
+// One node's registration as the core reads it; nullopt (and a line on
+// stderr) when it cannot be read: one bad registration must not hide the others.
+std::optional<core::Node> DecisionState::parse_node(const nlohmann::json& object) const {
+  const std::string source = "node " + str_at(object, {"metadata", "name"});
+  try {
+    return core::codec::parse_node_object(yaml_tree(object, source), source).node;
+  } catch (const core::InputError& e) {
+    std::cerr << "gpuslice serve: node skipped: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
+// The cluster from the nodes' registrations, each read once (parsed_nodes_
+// holds them until the node's registration changes): a watch event for one
+// node re-reads that node, not the fleet.
 void DecisionState::rebuild() {
-  std::vector<const nlohmann::json*> nodes;
-  nodes.reserve(node_objects_.size());
-  for (const auto& name : node_order_) nodes.push_back(&node_objects_.at(name));
   core::Cluster cluster;
-  if (!nodes.empty()) {
-    try {
-      cluster = core::cluster_of_nodes({as_list_text(nodes, "Node"), "cluster nodes"});
-    } catch (const core::InputError&) {
-      // One bad registration must not hide the others: read them one by one.
-      cluster = core::Cluster();
-      for (const auto* n : nodes) {
-        try {
-          for (auto& d :
-               core::codec::parse_nodes(one_text(*n, "Node"), "node " + str_at(*n, {"metadata", "name"})))
-            if (!cluster.find(d.node.name)) cluster.add_node(std::move(d.node));
-        } catch (const core::InputError& e) {
-          std::cerr << "gpuslice serve: node skipped: " << e.what() << "\n";
-        }
-      }
-    }
+  for (const auto& name : node_order_) {
+    auto it = parsed_nodes_.find(name);
+    if (it == parsed_nodes_.end()) it = parsed_nodes_.emplace(name, parse_node(node_objects_.at(name))).first;
+    if (it->second && !cluster.find(it->second->name)) cluster.add_node(*it->second);
   }
   // Ours first (they are newer than what the feed shows), re-resolved on
   // the new nodes; then what the feed shows for every other pod.
@@ -175,6 +168,7 @@ void DecisionState::rebuild() {
       options_.policy == "hami" ? std::make_unique<core::HamiPolicy>() : core::make_policy(options_.policy);
   const core::Cluster old = std::move(cluster_);
   cluster_ = std::move(cluster);
+  ++cluster_generation_;
   for (auto& [key, h] : ours) {
     const auto id = cluster_.find(old.node(h.holding.node).name);
     if (!id) continue;
@@ -185,12 +179,29 @@ void DecisionState::rebuild() {
       h.holding.node = *id;
       auto& placed = held_.emplace(key, std::move(h)).first->second;
       charge(placed);
+      if (placed.kind == Kind::Reserved) schedule_expiry(key, placed);
     } catch (const core::CodecError&) {
       // The card it held is gone: nothing to keep.
     }
   }
   for (const auto& [key, pod] : pod_objects_)
     if (!held_.count(key)) observe_pod(pod, false);
+}
+
+// kube-scheduler names the same nodes in the same order filter after filter
+// (its node cache), so the last list's lookups are kept until the list or
+// the cluster's nodes change: comparing 10,000 names in order costs a tenth
+// of hashing them.
+const std::vector<int64_t>& DecisionState::node_ids(const std::vector<std::string>& names) {
+  if (names_generation_ == cluster_generation_ && names == last_names_) return last_ids_;
+  last_names_ = names;
+  names_generation_ = cluster_generation_;
+  last_ids_.resize(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto id = cluster_.find(names[i]);
+    last_ids_[i] = id && !cluster_.node(*id).devices.empty() ? static_cast<int64_t>(*id) : -1;
+  }
+  return last_ids_;
 }
 
 void DecisionState::observe_pod(const nlohmann::json& pod, bool deleted) {
@@ -207,11 +218,11 @@ void DecisionState::observe_pod(const nlohmann::json& pod, bool deleted) {
   if (deleted) return;
   try {
     const std::string source = "pod " + ns + "/" + name;
-    auto docs = core::codec::parse_pods(one_text(pod, "Pod"), source, options_.defaults);
-    if (docs.size() != 1) return;
+    const core::codec::PodDocument doc =
+        core::codec::parse_pod_object(yaml_tree(pod, source), source, options_.defaults);
     std::vector<std::string> warnings;
-    if (auto h = core::holding_of(cluster_, docs.front(), source, warnings)) {
-      Held held{*h, Kind::Observed, {}, PodRef{ns, name, docs.front().request.uid}, docs.front().request, 0};
+    if (auto h = core::holding_of(cluster_, doc, source, warnings)) {
+      Held held{*h, Kind::Observed, {}, PodRef{ns, name, doc.request.uid}, doc.request, 0};
       charge(held_.emplace(key, std::move(held)).first->second);
     }
   } catch (const core::InputError& e) {
@@ -223,6 +234,7 @@ void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes,
                                 const std::vector<nlohmann::json>& pods) {
   std::lock_guard lock(mutex_);
   node_objects_.clear();
+  parsed_nodes_.clear();
   node_order_.clear();
   pod_objects_.clear();
   node_locks_.clear();
@@ -253,12 +265,14 @@ void DecisionState::node_changed(WatchKind kind, const nlohmann::json& object) {
   if (kind == WatchKind::Deleted) {
     if (it == node_objects_.end()) return;
     node_objects_.erase(it);
+    parsed_nodes_.erase(name);
     std::erase(node_order_, name);
   } else {
     const bool same = it != node_objects_.end() && node_fingerprint(it->second) == node_fingerprint(object);
     if (it == node_objects_.end()) node_order_.push_back(name);
     node_objects_[name] = object;
     if (same) return;
+    parsed_nodes_.erase(name);  // its registration changed: read it again
   }
   rebuild();
 }
@@ -289,9 +303,8 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
   if (ref.namespace_name.empty()) ref.namespace_name = "default";
   core::PodRequest pod;
   try {
-    auto docs = core::codec::parse_pods(one_text(args.pod, "Pod"), "ExtenderArgs.Pod", options_.defaults);
-    if (docs.size() != 1) throw ProtocolError("ExtenderArgs.Pod: not a Pod");
-    pod = std::move(docs.front().request);
+    const std::string source = "ExtenderArgs.Pod";
+    pod = core::codec::parse_pod_object(yaml_tree(args.pod, source), source, options_.defaults).request;
   } catch (const std::exception& e) {
     outcome = FilterOutcome::Error;
     result.error = e.what();
@@ -326,16 +339,25 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
     }
     expire();
     drop(key);  // a pod filtered again holds nothing yet (HAMi's delPod)
+    // Each node once (a repeated name counts once), as HAMi's map of nodes does.
+    const std::vector<int64_t>& ids = node_ids(args.node_names);
     std::vector<size_t> candidates;
-    candidates.reserve(args.node_names.size());
-    for (const auto& name : args.node_names) {
-      auto id = cluster_.find(name);
-      if (!id || cluster_.node(*id).devices.empty())
-        result.failed[name] = "node unregistered";
-      else
-        candidates.push_back(*id);
+    std::set<std::string_view> unregistered;
+    candidates.reserve(ids.size());
+    if (named_.size() != cluster_.size()) named_.assign(cluster_.size(), 0);
+    ++named_stamp_;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] < 0) {
+        unregistered.insert(args.node_names[i]);
+      } else if (const auto id = static_cast<size_t>(ids[i]); named_[id] != named_stamp_) {
+        named_[id] = named_stamp_;
+        candidates.push_back(id);
+      }
     }
-    decision = scheduler_.place_among(cluster_, candidates, args.node_names.size(), pod, *policy_);
+    const size_t asked = candidates.size() + unregistered.size();
+    const core::Detail detail =
+        candidates.size() <= options_.full_report_nodes ? core::Detail::Full : core::Detail::Minimal;
+    decision = scheduler_.place_among(cluster_, candidates, asked, pod, *policy_, detail);
     if (decision.placed()) {
       const core::Node& node = cluster_.node(*decision.node);
       node_name = node.name;
@@ -347,8 +369,17 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
                 ref,
                 pod,
                 generation};
-      charge(held_.emplace(key, std::move(held)).first->second);
+      auto& placed = held_.emplace(key, std::move(held)).first->second;
+      charge(placed);
+      schedule_expiry(key, placed);
+      if (decision.events.empty())  // the fast path: HAMi's text without the per-node list
+        decision.events.push_back(
+            {"Normal", "FilteringSucceed",
+             fmt::format("find fit node({}) among {} nodes, best first by the node policy (every fitting "
+                         "node's score is listed only for filters naming at most {} nodes)",
+                         node_name, asked, options_.full_report_nodes)});
     } else {
+      for (const auto name : unregistered) result.failed[std::string(name)] = "node unregistered";
       for (const auto& [id, reason] : decision.failed) result.failed[cluster_.node(id).name] = reason;
     }
   }

@@ -465,3 +465,18 @@ std::vector<PodDocument> parse_pods(std::string_view text, const std::string& so
 }
 
 }  // namespace gpuslice::core::codec
+
+namespace gpuslice::core::codec {
+
+PodDocument parse_pod_object(const YAML::Node& object, const std::string& source,
+                             const RequestDefaults& defaults) {
+  if (!object.IsMap()) throw InputError(source, 0, "", "a Pod must be a Kubernetes object (a mapping)");
+  return parse_pod(Doc{source}, object, defaults);
+}
+
+NodeDocument parse_node_object(const YAML::Node& object, const std::string& source) {
+  if (!object.IsMap()) throw InputError(source, 0, "", "a Node must be a Kubernetes object (a mapping)");
+  return parse_node(Doc{source}, object);
+}
+
+}  // namespace gpuslice::core::codec

@@ -58,9 +58,12 @@ class Cluster {
   // Identity of this cluster's history, and the nodes changed since a point
   // of it: lets an index follow the cluster without scanning every node.
   // A new epoch (clear_usage, added nodes) means "rebuild from scratch".
+  // Positions are absolute; the log keeps only its recent part (a server
+  // charges for months), so a reader behind first_change() rescans.
   uint64_t epoch() const { return epoch_.value; }
-  size_t change_count() const { return changes_.size(); }
-  uint32_t changed_node(size_t i) const { return changes_[i]; }
+  size_t change_count() const { return changes_base_ + changes_.size(); }
+  size_t first_change() const { return changes_base_; }
+  uint32_t changed_node(size_t i) const { return changes_[i - changes_base_]; }
 
  private:
   void apply(size_t id, const PodAllocation& allocation, const HostResources& host, int sign);
@@ -72,6 +75,7 @@ class Cluster {
   std::vector<uint64_t> version_;
   std::vector<uint32_t> shape_;
   std::vector<uint32_t> changes_;
+  size_t changes_base_ = 0;  // absolute position of changes_[0]
   // A copy is a new history: it gets its own epoch.
   struct Epoch {
     uint64_t value = next_epoch();
@@ -84,7 +88,13 @@ class Cluster {
   };
   Epoch epoch_;
   static uint64_t next_epoch();
-  std::unordered_map<std::string, size_t> by_name_;
+  // Looked up by string_view without building a string (the extender
+  // looks up every node kube-scheduler names, per filter).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, size_t, NameHash, std::equal_to<>> by_name_;
 };
 
 }  // namespace gpuslice::core

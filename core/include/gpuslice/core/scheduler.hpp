@@ -38,8 +38,8 @@ struct Decision {
 };
 
 enum class Detail {
-  Full,     // every node's reason and HAMi's event texts (CLI, extender)
-  Minimal,  // only the choice (simulator hot path)
+  Full,     // every node's reason and HAMi's event texts (CLI, small filters)
+  Minimal,  // only the choice (simulator hot path, the extender's large filters)
 };
 
 // Not thread-safe: one Scheduler per thread. A server (the extender) must
@@ -55,17 +55,23 @@ class Scheduler {
   Decision place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail = Detail::Full,
                  std::optional<size_t> shape = std::nullopt) const;
 
-  // The extender's filter: only the nodes kube-scheduler passed, in its
-  // order, with the full report. `asked`: how many nodes it named (HAMi's
-  // events count those, registered or not).
+  // The extender's filter: only the nodes kube-scheduler passed. `asked`:
+  // how many nodes it named (HAMi's events count those, registered or not).
+  // Full: every candidate's reason and HAMi's event texts. Minimal: the
+  // choice alone, found the way place() finds it (the ranked walk for
+  // HAMi's pod-independent scores), and the full report only when no
+  // candidate fits (FailedNodes needs every reason then). Either way the
+  // same node and cards: equal ranks go to the node first in the cluster.
   Decision place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
-                       const PodRequest& pod, Policy& policy) const;
+                       const PodRequest& pod, Policy& policy, Detail detail = Detail::Full) const;
 
   // Charges the decision's allocation and tells the policy.
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
 
  private:
-  Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy) const;
+  // `allowed`: when given, nodes whose entry differs from `allowed_stamp_` are skipped.
+  Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
+                         const std::vector<uint32_t>* allowed = nullptr) const;
   Decision place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                       std::optional<size_t> shape, const std::vector<size_t>* among, size_t asked) const;
 
@@ -101,6 +107,10 @@ class Scheduler {
   mutable const Policy* score_policy_ = nullptr;
   mutable NodeOrderIndex order_;
   mutable std::vector<std::pair<double, size_t>> draw_scratch_;  // Random: (ticket, node)
+  // place_among's candidates: node -> the stamp of the last call naming it.
+  mutable std::vector<uint32_t> allowed_;
+  mutable uint32_t allowed_stamp_ = 0;
+  mutable std::vector<size_t> allowed_ids_;  // the same nodes, in cluster order
 };
 
 // The HAMi event texts, exposed for the extender and tests. `considered`:

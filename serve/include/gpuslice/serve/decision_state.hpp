@@ -11,7 +11,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -37,6 +40,11 @@ struct StateOptions {
   bool release_lock_after_bind = false;
   Clock clock;  // empty: system_clock::now
   core::codec::RequestDefaults defaults;
+  // Filters naming at most this many nodes get HAMi's full report (every
+  // fitting node's score in the FilteringSucceed event). Larger ones take
+  // the ranked fast path: the same node and cards, a shorter event. A pod
+  // that fits nowhere always gets every node's reason.
+  size_t full_report_nodes = 256;
 };
 
 // What a filter decided, for metrics.
@@ -91,7 +99,9 @@ class DecisionState final : public ClusterSink {
   void release(Held& held);
   void drop(const std::string& key);
   void expire();
+  void schedule_expiry(const std::string& key, const Held& held);
   void rebuild();
+  std::optional<core::Node> parse_node(const nlohmann::json& object) const;
   void observe_pod(const nlohmann::json& pod, bool deleted);
   std::string key_of(const std::string& uid, const std::string& ns, const std::string& name) const;
 
@@ -102,13 +112,24 @@ class DecisionState final : public ClusterSink {
   core::Cluster cluster_;
   std::unique_ptr<core::Policy> policy_;
   core::Scheduler scheduler_;
-  std::map<std::string, nlohmann::json> node_objects_;    // name -> Node (feed)
+  std::map<std::string, nlohmann::json> node_objects_;             // name -> Node (feed)
+  std::map<std::string, std::optional<core::Node>> parsed_nodes_;  // name -> its registration, read
   std::vector<std::string> node_order_;                   // as the feed listed them: ties go to the first
   std::map<std::string, nlohmann::json> pod_objects_;     // key -> Pod (feed)
   std::unordered_map<std::string, Held> held_;            // key (uid, else ns/name) -> what it holds
   std::unordered_map<std::string, NodeLock> node_locks_;  // node -> hami.io/mutex.lock
   uint64_t generation_ = 0;
   uint64_t expired_ = 0;
+  // The cluster id of each name kube-scheduler sent last (-1: unregistered).
+  const std::vector<int64_t>& node_ids(const std::vector<std::string>& names);
+  std::vector<std::string> last_names_;
+  std::vector<int64_t> last_ids_;
+  uint64_t cluster_generation_ = 0, names_generation_ = UINT64_MAX;  // rebuilds of cluster_
+  std::vector<uint64_t> named_;  // node -> the filter that last named it (repeats count once)
+  uint64_t named_stamp_ = 0;
+  // Reservations by expiry, soonest first: (expiry, generation, key). An
+  // entry whose reservation was bound, replaced or dropped is skipped.
+  std::set<std::tuple<std::chrono::system_clock::time_point, uint64_t, std::string>> expiries_;
 };
 
 }  // namespace gpuslice::serve

@@ -23,7 +23,7 @@ class ProtocolError : public std::runtime_error {
 // (nodeCacheCapable) or as a full v1 NodeList in `Nodes`.
 struct ExtenderArgs {
   nlohmann::json pod;
-  std::vector<std::string> node_names;  // from either form, in the order given
+  std::vector<std::string> node_names;  // from either form, in the order given (repeats kept)
   bool nodes_form = false;              // true: `Nodes` was sent, answer in kind
   nlohmann::json node_items;            // the NodeList items (nodes_form only)
 };

@@ -10,6 +10,10 @@
 #include "gpuslice/core/model.hpp"
 #include "gpuslice/core/request.hpp"
 
+namespace YAML {
+class Node;
+}
+
 namespace gpuslice::core::codec {
 
 // HAMi's scheduler configuration that shapes requests (webhook defaults).
@@ -63,5 +67,12 @@ std::string node_name_problem(std::string_view name);
 std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source);
 std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
                                     const RequestDefaults& defaults = {});
+
+// One object already read into a tree (the extender converts the API's
+// JSON objects; scanning them again as text cost more than deciding).
+// `source` names it in errors; a tree built in memory has no lines (0).
+PodDocument parse_pod_object(const YAML::Node& object, const std::string& source,
+                             const RequestDefaults& defaults = {});
+NodeDocument parse_node_object(const YAML::Node& object, const std::string& source);
 
 }  // namespace gpuslice::core::codec
