@@ -2,9 +2,10 @@
 // latency (p50/p99) and requests/s with kube-scheduler's nodeCacheCapable
 // payload (every node named), then filter+bind pairs/s. Fleets: openb's
 // 1,213 GPU nodes (the simulator's reader) and 10,000 generated 8-card nodes.
-//   serve_bench [--requests N] [--seconds S] [--clients C]
+//   serve_bench [--requests N] [--seconds S] [--clients C] [--fleet openb|generated|both]
 #include <fmt/format.h>
 #include <httplib.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -90,6 +91,7 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c)
     threads.emplace_back([&] {
+      pthread_setname_np(pthread_self(), "bench-client");  // perf --sort comm tells client from server
       httplib::Client client("127.0.0.1", port);
       client.set_keep_alive(true);
       client.set_tcp_nodelay(true);  // as Go's net/http does
@@ -178,11 +180,14 @@ void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests
 int main(int argc, char** argv) {
   int requests = 2000, clients = 2;
   double seconds = 10;
+  std::string fleet = "both";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--requests")) requests = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--clients")) clients = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--fleet")) fleet = argv[i + 1];
   }
-  run("openb", openb_nodes(), requests, seconds, clients);
-  run("generated", generated_nodes(10000), requests, seconds, clients);
+  if (fleet == "openb" || fleet == "both") run("openb", openb_nodes(), requests, seconds, clients);
+  if (fleet == "generated" || fleet == "both")
+    run("generated", generated_nodes(10000), requests, seconds, clients);
 }

@@ -73,10 +73,12 @@ nlohmann::json to_nlohmann(const simdjson::dom::element& e) {
 
 }  // namespace
 
-ExtenderArgs decode_extender_args(std::string_view body) {
+namespace {
+
+ExtenderArgs decode_extender_args(const char* data, size_t size, bool padded) {
   thread_local simdjson::dom::parser parser;  // keeps its buffers between requests of a thread
   simdjson::dom::element root;
-  if (parser.parse(body.data(), body.size(), /*realloc_if_needed=*/true).get(root) != simdjson::SUCCESS)
+  if (parser.parse(data, size, /*realloc_if_needed=*/!padded).get(root) != simdjson::SUCCESS)
     throw ProtocolError("ExtenderArgs: body is not valid JSON");
   simdjson::dom::object top;
   if (root.get_object().get(top) != simdjson::SUCCESS)
@@ -133,6 +135,19 @@ ExtenderArgs decode_extender_args(std::string_view body) {
     throw ProtocolError("ExtenderArgs: neither NodeNames nor Nodes is given");
   }
   return args;
+}
+
+}  // namespace
+
+ExtenderArgs decode_extender_args(std::string_view body) {
+  return decode_extender_args(body.data(), body.size(), false);
+}
+
+// A body read into a string usually has room to spare past its end:
+// simdjson reads it in place instead of copying it into a padded buffer.
+ExtenderArgs decode_extender_args(const std::string& body) {
+  return decode_extender_args(body.data(), body.size(),
+                              body.capacity() - body.size() >= simdjson::SIMDJSON_PADDING);
 }
 
 ExtenderBindingArgs decode_binding_args(std::string_view body) {

@@ -46,6 +46,7 @@ struct ExtenderBindingArgs {
 
 // Throw ProtocolError naming the field.
 ExtenderArgs decode_extender_args(std::string_view body);
+ExtenderArgs decode_extender_args(const std::string& body);  // reads in place when it can
 ExtenderBindingArgs decode_binding_args(std::string_view body);
 
 // `args` gives the form to answer in (and the Node objects to echo).
