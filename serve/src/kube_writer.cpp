@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <ctime>
+#include <deque>
+#include <iostream>
 #include <mutex>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "gpuslice/serve/cluster_io.hpp"
@@ -40,7 +44,16 @@ std::string event_name(const std::string& pod) {
 
 class KubeWriter final : public ClusterWriter {
  public:
-  explicit KubeWriter(const KubeConnection& c) : http_(c) {}
+  explicit KubeWriter(const KubeConnection& c) : http_(c), sender_([this] { send_events(); }) {}
+
+  ~KubeWriter() override {
+    {
+      std::lock_guard<std::mutex> lock(events_mutex_);
+      stopping_ = true;
+    }
+    events_changed_.notify_all();
+    sender_.join();
+  }
 
   void patch_pod_annotations(const PodRef& pod, const nlohmann::json& annotations) override {
     call("PATCH", fmt::format("/api/v1/namespaces/{}/pods/{}", pod.namespace_name, pod.name),
@@ -62,29 +75,45 @@ class KubeWriter final : public ClusterWriter {
          binding.dump(), "application/json");
   }
 
+  // Queued and sent by one thread, as client-go's event broadcaster does:
+  // the filter answers without waiting on the API server for a message to
+  // humans. A full queue drops the event (and says so), as client-go does.
   void record_event(const PodRef& pod, const std::string& type, const std::string& reason,
                     const std::string& message) override {
     const std::string now = rfc3339_now();
-    const nlohmann::json event = {
-        {"apiVersion", "v1"},
-        {"kind", "Event"},
-        {"metadata", {{"name", event_name(pod.name)}, {"namespace", pod.namespace_name}}},
-        {"involvedObject",
-         {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"name", pod.name},
-          {"namespace", pod.namespace_name},
-          {"uid", pod.uid}}},
-        {"reason", reason},
-        {"message", message},
-        {"type", type},
-        {"source", {{"component", "gpuslice-scheduler"}}},
-        {"reportingComponent", "gpuslice-scheduler"},
-        {"firstTimestamp", now},
-        {"lastTimestamp", now},
-        {"count", 1}};
-    call("POST", fmt::format("/api/v1/namespaces/{}/events", pod.namespace_name), event.dump(),
-         "application/json");
+    nlohmann::json event = {{"apiVersion", "v1"},
+                            {"kind", "Event"},
+                            {"metadata", {{"name", event_name(pod.name)}, {"namespace", pod.namespace_name}}},
+                            {"involvedObject",
+                             {{"apiVersion", "v1"},
+                              {"kind", "Pod"},
+                              {"name", pod.name},
+                              {"namespace", pod.namespace_name},
+                              {"uid", pod.uid}}},
+                            {"reason", reason},
+                            {"message", message},
+                            {"type", type},
+                            {"source", {{"component", "gpuslice-scheduler"}}},
+                            {"reportingComponent", "gpuslice-scheduler"},
+                            {"firstTimestamp", now},
+                            {"lastTimestamp", now},
+                            {"count", 1}};
+    {
+      std::lock_guard<std::mutex> lock(events_mutex_);
+      if (events_.size() >= kMaxQueuedEvents) {
+        if (dropped_++ % 1000 == 0)
+          std::cerr << "gpuslice serve: the API server is not keeping up with events; " << dropped_
+                    << " dropped so far\n";
+        return;
+      }
+      events_.push_back({pod.namespace_name, event.dump()});
+    }
+    events_changed_.notify_all();
+  }
+
+  void flush() override {
+    std::unique_lock<std::mutex> lock(events_mutex_);
+    events_changed_.wait(lock, [this] { return (events_.empty() && !sending_) || stopping_; });
   }
 
  private:
@@ -122,9 +151,37 @@ class KubeWriter final : public ClusterWriter {
     if (status < 200 || status > 299) throw ApiError(status, status_message(status, reply));
   }
 
+  void send_events() {
+    std::unique_lock<std::mutex> lock(events_mutex_);
+    while (true) {
+      events_changed_.wait(lock, [this] { return !events_.empty() || stopping_; });
+      if (stopping_) return;  // what is still queued is dropped: shutdown must not wait on the API
+      auto [ns, body] = std::move(events_.front());
+      events_.pop_front();
+      sending_ = true;
+      lock.unlock();
+      try {
+        call("POST", fmt::format("/api/v1/namespaces/{}/events", ns), body, "application/json");
+      } catch (const std::exception& e) {
+        std::cerr << "gpuslice serve: event not recorded: " << e.what() << "\n";
+      }
+      lock.lock();
+      sending_ = false;
+      events_changed_.notify_all();
+    }
+  }
+
+  static constexpr size_t kMaxQueuedEvents = 1000;  // client-go's broadcaster queue length
+
   KubeHttp http_;
   std::mutex pool_mutex_;
   std::vector<std::unique_ptr<httplib::ClientImpl>> pool_;
+  std::mutex events_mutex_;
+  std::condition_variable events_changed_;
+  std::deque<std::pair<std::string, std::string>> events_;  // (namespace, Event JSON)
+  bool sending_ = false, stopping_ = false;
+  uint64_t dropped_ = 0;
+  std::thread sender_;  // last: starts once the members above exist
 };
 
 }  // namespace

@@ -72,6 +72,7 @@ TEST_CASE("serve end to end against the API double: list, filter, bind, watch", 
   CHECK(ann["hami.io/vgpu-devices-allocated"] == kA10 + ",NVIDIA,3000,30:;");
   CHECK(ann["hami.io/vgpu-devices-to-allocate"] == ann["hami.io/vgpu-devices-allocated"]);
   auto has_event = [&](const std::string& reason) {
+    writer->flush();  // events are sent by the writer's own thread
     for (const auto& e : api.events())
       if (e["reason"] == reason && e["involvedObject"]["name"] == "vllm-0") return true;
     return false;

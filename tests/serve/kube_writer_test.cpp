@@ -1,6 +1,7 @@
 // The writer against the API double: what lands on the objects, and how the
 // server's refusals come back (status and the Status message).
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <fstream>
 #include <regex>
 
@@ -96,6 +97,7 @@ TEST_CASE("events are core/v1 Events on the pod from gpuslice-scheduler", "[serv
   ApiDouble api(kData);
   auto writer = make_kube_writer(connection_to(api));
   writer->record_event(kVllm, "Warning", "FilteringFailed", "no available node, 2 nodes do not meet");
+  writer->flush();  // sent by the writer's own thread, as client-go's recorder does
   const auto events = api.events();
   REQUIRE(events.size() == 1);
   const json& ev = events[0];
@@ -116,6 +118,22 @@ TEST_CASE("events are core/v1 Events on the pod from gpuslice-scheduler", "[serv
   const std::regex rfc3339(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)");
   CHECK(std::regex_match(ev["firstTimestamp"].get<std::string>(), rfc3339));
   CHECK(ev["lastTimestamp"] == ev["firstTimestamp"]);
+}
+
+TEST_CASE("events are queued: recording one never waits on or fails with the API server", "[serve][writer]") {
+  KubeConnection nowhere;
+  {
+    ApiDouble gone(kData);
+    nowhere.server = gone.server();
+  }  // the port is closed now: every call would fail
+  auto writer = make_kube_writer(nowhere);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 50; ++i)
+    CHECK_NOTHROW(writer->record_event(kVllm, "Normal", "FilteringSucceed", "find fit node(node-a)"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  writer->flush();  // each send failed and was reported; none is left queued
+  // A patch still fails at once: decisions are not queued.
+  CHECK(api_error_of([&] { writer->bind(kVllm, "node-a"); }).status() == 0);
 }
 
 TEST_CASE("a wrong token is a 401; no server is status 0", "[serve][writer]") {

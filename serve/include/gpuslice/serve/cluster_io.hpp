@@ -71,9 +71,13 @@ class ClusterWriter {
   virtual void patch_node_annotations(const std::string& node, const nlohmann::json& annotations) = 0;
   // POST pods/{name}/binding.
   virtual void bind(const PodRef& pod, const std::string& node) = 0;
-  // A core/v1 Event on the pod (type "Normal" or "Warning").
+  // A core/v1 Event on the pod (type "Normal" or "Warning"). May be sent
+  // later (the API writer queues events, as client-go's recorder does, so a
+  // filter does not wait on an API round trip for a message to humans).
   virtual void record_event(const PodRef& pod, const std::string& type, const std::string& reason,
                             const std::string& message) = 0;
+  // Returns once the events recorded so far were sent or dropped.
+  virtual void flush() {}
 };
 
 // How to reach an API server: from a kubeconfig file (its current context)
