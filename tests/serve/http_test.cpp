@@ -18,8 +18,9 @@ struct Running {
   Fixture fixture;
   Metrics metrics;
   Server server;
-  explicit Running(size_t max_body = 1u << 20)
-      : server(*fixture.state, metrics, [&] {
+  explicit Running(size_t max_body = 1u << 20, size_t full_report_nodes = StateOptions{}.full_report_nodes)
+      : fixture("tests/cli/data/kubectl-cluster.yaml", "hami", full_report_nodes),
+        server(*fixture.state, metrics, [&] {
           ServerOptions o;
           o.listen = {"127.0.0.1", 0};
           o.metrics_listen = {"127.0.0.1", 0};
@@ -94,7 +95,10 @@ TEST_CASE("bad requests get a clean JSON error, never a crash", "[serve][http][e
 }
 
 TEST_CASE("64 concurrent filters never hand out the same capacity", "[serve][http][race]") {
-  Running r;
+  // Both ways a filter decides: the full report, and the fast path of large filters.
+  const size_t full_report_nodes = GENERATE(StateOptions{}.full_report_nodes, size_t{0});
+  INFO("full_report_nodes " << full_report_nodes);
+  Running r(1u << 20, full_report_nodes);
   // What is free on the one registered card before the race.
   CardUse before;
   for (const auto& c : r.fixture.state->card_use())

@@ -29,9 +29,10 @@ struct Fixture {
   std::unique_ptr<DecisionState> state;
 
   explicit Fixture(const std::string& snapshot_rel = "tests/cli/data/kubectl-cluster.yaml",
-                   std::string policy = "hami") {
+                   std::string policy = "hami", size_t full_report_nodes = StateOptions{}.full_report_nodes) {
     StateOptions o;
     o.policy = std::move(policy);
+    o.full_report_nodes = full_report_nodes;
     o.clock = [this] { return t; };
     state = std::make_unique<DecisionState>(o, writer);
     SnapshotFeed(std::string(GPUSLICE_SOURCE_DIR) + "/" + snapshot_rel).start(*state);
