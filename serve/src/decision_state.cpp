@@ -233,6 +233,10 @@ void DecisionState::observe_pod(const nlohmann::json& pod, bool deleted) {
 void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes,
                                 const std::vector<nlohmann::json>& pods) {
   std::lock_guard lock(mutex_);
+  // A relist (the watch expired) shows mostly the same registrations: keep
+  // those already read, so it does not re-read 10,000 nodes under the lock.
+  const auto old_objects = std::move(node_objects_);
+  auto old_parsed = std::move(parsed_nodes_);
   node_objects_.clear();
   parsed_nodes_.clear();
   node_order_.clear();
@@ -242,6 +246,10 @@ void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes,
     const std::string name = str_at(n, {"metadata", "name"});
     if (name.empty()) continue;
     if (node_objects_.emplace(name, n).second) node_order_.push_back(name);
+    const auto was = old_objects.find(name);
+    if (auto parsed = old_parsed.find(name); was != old_objects.end() && parsed != old_parsed.end() &&
+                                             node_fingerprint(was->second) == node_fingerprint(n))
+      parsed_nodes_[name] = std::move(parsed->second);
     if (std::string v = str_at(n, {"metadata", "annotations", kNodeLockAnnotation}); !v.empty())
       node_locks_[name] = NodeLock{now(), "", v};  // held by someone else until released or timed out
   }
