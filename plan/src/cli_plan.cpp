@@ -8,14 +8,15 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/plan/cli.hpp"
 #include "gpuslice/plan/plan.hpp"
-#include "gpuslice/sim/snapshot.hpp"
+#include "gpuslice/sim/cli.hpp"
 
 namespace gpuslice::plan {
 
 namespace {
 struct PlanArgs {
-  std::string scenario, policy, gpu_policy, queue, search = "bisect", out, snapshot, assume_duration;
-  std::vector<std::string> add, cordon;
+  std::string scenario, policy, gpu_policy, queue, search = "bisect", out;
+  std::vector<std::string> add;
+  sim::SnapshotFlags snapshot;
   std::vector<std::string> targets, vary, sets;
   std::vector<uint64_t> seeds;
   int min_count = 1, max_count = 0, curve_points = 8;
@@ -30,14 +31,11 @@ void register_cli(CLI::App& app) {
       "Find the smallest fleet (count of a node template, or a mix) that meets targets, by simulation");
   cmd->add_option("scenario", a->scenario,
                   "scenario YAML whose fleet is node templates x counts (with --snapshot: its pod source)");
-  cmd->add_option("--snapshot", a->snapshot,
-                  "start from a cluster (kubectl get nodes,pods -A -o yaml|json): how many --add nodes "
-                  "until the targets hold");
+  sim::add_snapshot_flags(*cmd, a->snapshot,
+                          "start from a cluster (kubectl get nodes,pods -A -o yaml|json): how many --add "
+                          "nodes until the targets hold");
   cmd->add_option("--add", a->add,
                   "with --snapshot: NODE.yaml, the node whose count is searched (repeatable: a mix)");
-  cmd->add_option("--cordon", a->cordon, "with --snapshot: a node nothing new is placed on (repeatable)");
-  cmd->add_option("--assume-duration", a->assume_duration,
-                  "with --snapshot: how long pods run (e.g. 2h); default: they never leave");
   cmd->add_option("--target", a->targets,
                   "METRIC<=VALUE, repeatable: p50|p95|p99|max_pending_s, refused_pct, failed_pct, "
                   "pending_at_end_pct or a summary field (e.g. final_alloc_gpu_pct>=50)")
@@ -60,23 +58,14 @@ void register_cli(CLI::App& app) {
   cmd->callback([a, cmd] {
     PlanRequest req;
     req.run.scenario.path = a->scenario;
-    if (!a->snapshot.empty()) {
-      sim::SnapshotRunSpec snap;
-      snap.snapshot = a->snapshot;
+    if (!a->snapshot.snapshot.empty()) {
+      sim::SnapshotRunSpec snap = sim::snapshot_spec_of(a->snapshot);
       for (const auto& path : a->add) snap.add_nodes.push_back(path + ":0");
-      snap.cordon = a->cordon;
-      if (!a->assume_duration.empty()) {
-        snap.assume_duration = sim::parse_duration(a->assume_duration);
-        if (!snap.assume_duration)
-          throw core::InputError(
-              "command line", 0, "--assume-duration",
-              fmt::format("'{}' is not a duration (write 45m, 2h30m, 3d or seconds)", a->assume_duration));
-      }
       req.run.scenario.snapshot = snap;
       if (cmd->count("--min") == 0) a->min_count = 0;  // adding none may be the answer
     } else if (a->scenario.empty()) {
       throw core::InputError("command line", 0, "scenario", "give SCENARIO.yaml, or --snapshot and --add");
-    } else if (!a->add.empty() || !a->cordon.empty() || !a->assume_duration.empty()) {
+    } else if (!a->add.empty() || a->snapshot.snapshot_only_given()) {
       throw core::InputError("command line", 0, "--snapshot",
                              "--add, --cordon and --assume-duration go with --snapshot");
     }

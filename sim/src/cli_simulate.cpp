@@ -18,8 +18,9 @@ namespace gpuslice::sim {
 
 namespace {
 struct SimulateArgs {
-  std::string scenario, out, policy, openb_nodes, openb_pods, queue, snapshot, pods, assume_duration;
-  std::vector<std::string> add_nodes, cordon;
+  std::string scenario, out, policy, openb_nodes, openb_pods, queue, pods;
+  std::vector<std::string> add_nodes;
+  SnapshotFlags snapshot;
   uint64_t seed = 0;
   bool seed_given = false;
   bool no_card_use = false;
@@ -42,19 +43,10 @@ std::function<bool(double)> progress_bar() {
   };
 }
 SnapshotRunSpec snapshot_spec(const SimulateArgs& a) {
-  SnapshotRunSpec spec;
-  spec.snapshot = a.snapshot;
+  SnapshotRunSpec spec = snapshot_spec_of(a.snapshot);
   if (!a.pods.empty()) spec.pods = a.pods;
   if (!a.scenario.empty()) spec.pods = a.scenario;  // its pod source; the snapshot gives the fleet
   spec.add_nodes = a.add_nodes;
-  spec.cordon = a.cordon;
-  if (!a.assume_duration.empty()) {
-    spec.assume_duration = parse_duration(a.assume_duration);
-    if (!spec.assume_duration)
-      throw core::InputError(
-          "command line", 0, "--assume-duration",
-          fmt::format("'{}' is not a duration (write 45m, 2h30m, 3d or seconds)", a.assume_duration));
-  }
   return spec;
 }
 }  // namespace
@@ -79,17 +71,14 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--tune", a->tune,
                   "openb: resample until GPU demand reaches tune x capacity (0 < tune <= 10)");
   cmd->add_option("--queue", a->queue, "fifo | skip-ahead (default: the scenario's)");
-  cmd->add_option("--snapshot", a->snapshot,
-                  "start from a cluster: `kubectl get nodes,pods -A -o yaml` (or -o json) of a HAMi cluster");
+  add_snapshot_flags(
+      *cmd, a->snapshot,
+      "start from a cluster: `kubectl get nodes,pods -A -o yaml` (or -o json) of a HAMi cluster");
   cmd->add_option("--pods", a->pods,
                   "with --snapshot: pods arriving later, a scenario file without a fleet (pods, generator or "
                   "openb_pods)");
   cmd->add_option("--add-nodes", a->add_nodes,
                   "with --snapshot: NODE.yaml:COUNT copies of a Node (repeatable)");
-  cmd->add_option("--cordon", a->cordon, "with --snapshot: a node nothing new is placed on (repeatable)");
-  cmd->add_option("--assume-duration", a->assume_duration,
-                  "with --snapshot: how long pods run (running ones from now), e.g. 2h, 45m, 3d; pods with "
-                  "gpuslice.io/expected-duration keep theirs; default: they never leave");
   cmd->add_flag("--no-card-use", a->no_card_use,
                 "do not keep the per-card use log (card_use.csv); saves memory on huge runs");
   cmd->callback([a, cmd] {
@@ -103,15 +92,14 @@ void register_cli(CLI::App& app) {
       throw core::InputError("command line", 0, "--out", e.what());
     }
     Scenario scenario;
-    if (!a->snapshot.empty()) {
+    if (!a->snapshot.snapshot.empty()) {
       if (!a->openb_nodes.empty() || !a->openb_pods.empty())
         throw core::InputError("command line", 0, "--openb-nodes",
                                "give a snapshot or an openb replay, not both");
       if (!a->scenario.empty() && !a->pods.empty())
         throw core::InputError("command line", 0, "--pods", "give SCENARIO.yaml or --pods, not both");
       scenario = snapshot_scenario(snapshot_spec(*a));
-    } else if (!a->pods.empty() || !a->add_nodes.empty() || !a->cordon.empty() ||
-               !a->assume_duration.empty()) {
+    } else if (!a->pods.empty() || !a->add_nodes.empty() || a->snapshot.snapshot_only_given()) {
       throw core::InputError("command line", 0, "--snapshot",
                              "--pods, --add-nodes, --cordon and --assume-duration go with --snapshot");
     } else if (!a->scenario.empty()) {

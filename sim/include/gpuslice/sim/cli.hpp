@@ -1,8 +1,26 @@
 #pragma once
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "gpuslice/sim/snapshot.hpp"
+
 namespace gpuslice::sim {
 // Adds `simulate`, `study` and `report` to the gpuslice command line.
 void register_cli(CLI::App& app);
 void register_study_cli(CLI::App& app);
 void register_report_cli(CLI::App& app);
+
+// The flags `simulate` and `plan` share to start from a cluster snapshot.
+struct SnapshotFlags {
+  std::string snapshot, assume_duration;
+  std::vector<std::string> cordon;
+  // True when a flag that only goes with --snapshot was given.
+  bool snapshot_only_given() const { return !cordon.empty() || !assume_duration.empty(); }
+};
+// --snapshot (with `snapshot_help`), --cordon and --assume-duration.
+void add_snapshot_flags(CLI::App& cmd, SnapshotFlags& flags, const std::string& snapshot_help);
+// The snapshot, cordons and assumed duration those flags give; a bad
+// duration is an InputError naming --assume-duration.
+SnapshotRunSpec snapshot_spec_of(const SnapshotFlags& flags);
 }  // namespace gpuslice::sim

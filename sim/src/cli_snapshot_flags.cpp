@@ -1,0 +1,30 @@
+#include <fmt/format.h>
+
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/cli.hpp"
+
+namespace gpuslice::sim {
+
+void add_snapshot_flags(CLI::App& cmd, SnapshotFlags& flags, const std::string& snapshot_help) {
+  cmd.add_option("--snapshot", flags.snapshot, snapshot_help);
+  cmd.add_option("--cordon", flags.cordon, "with --snapshot: a node nothing new is placed on (repeatable)");
+  cmd.add_option("--assume-duration", flags.assume_duration,
+                 "with --snapshot: how long pods run (running ones from now), e.g. 2h, 45m, 3d; pods with "
+                 "gpuslice.io/expected-duration keep theirs; default: they never leave");
+}
+
+SnapshotRunSpec snapshot_spec_of(const SnapshotFlags& flags) {
+  SnapshotRunSpec spec;
+  spec.snapshot = flags.snapshot;
+  spec.cordon = flags.cordon;
+  if (!flags.assume_duration.empty()) {
+    spec.assume_duration = parse_duration(flags.assume_duration);
+    if (!spec.assume_duration)
+      throw core::InputError(
+          "command line", 0, "--assume-duration",
+          fmt::format("'{}' is not a duration (write 45m, 2h30m, 3d or seconds)", flags.assume_duration));
+  }
+  return spec;
+}
+
+}  // namespace gpuslice::sim
