@@ -168,7 +168,6 @@ void DecisionState::rebuild() {
       options_.policy == "hami" ? std::make_unique<core::HamiPolicy>() : core::make_policy(options_.policy);
   const core::Cluster old = std::move(cluster_);
   cluster_ = std::move(cluster);
-  ++cluster_generation_;
   for (auto& [key, h] : ours) {
     const auto id = cluster_.find(old.node(h.holding.node).name);
     if (!id) continue;
@@ -193,9 +192,9 @@ void DecisionState::rebuild() {
 // the cluster's nodes change: comparing 10,000 names in order costs a tenth
 // of hashing them.
 const std::vector<int64_t>& DecisionState::node_ids(const std::vector<std::string>& names) {
-  if (names_generation_ == cluster_generation_ && names == last_names_) return last_ids_;
+  if (names_epoch_ == cluster_.epoch() && names == last_names_) return last_ids_;
   last_names_ = names;
-  names_generation_ = cluster_generation_;
+  names_epoch_ = cluster_.epoch();
   last_ids_.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     const auto id = cluster_.find(names[i]);

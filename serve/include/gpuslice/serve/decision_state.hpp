@@ -124,7 +124,7 @@ class DecisionState final : public ClusterSink {
   const std::vector<int64_t>& node_ids(const std::vector<std::string>& names);
   std::vector<std::string> last_names_;
   std::vector<int64_t> last_ids_;
-  uint64_t cluster_generation_ = 0, names_generation_ = UINT64_MAX;  // rebuilds of cluster_
+  uint64_t names_epoch_ = 0;     // cluster_.epoch() they were looked up in (a rebuild makes a new one)
   std::vector<uint64_t> named_;  // node -> the filter that last named it (repeats count once)
   uint64_t named_stamp_ = 0;
   // Reservations by expiry, soonest first: (expiry, generation, key). An
