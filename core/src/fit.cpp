@@ -202,13 +202,20 @@ bool card_admits(const Node& node, size_t d, const PodRequest& pod, const Contai
          uuid_allowed(pod.selectors, dev);
 }
 
+void fitting_cards(const NodeView& node, std::span<const DeviceUsage> usage, const PodRequest& pod,
+                   const ContainerRequest& request, std::vector<int>& cards) {
+  cards.clear();
+  const Node& n = *node.node;
+  // Room first: integer compares, where admits compares strings.
+  for (size_t d = 0; d < n.devices.size(); ++d)
+    if (card_has_room(n.devices[d], usage[d], request) && card_admits(n, d, pod, request))
+      cards.push_back(static_cast<int>(d));
+}
+
 std::vector<int> fitting_cards(const NodeView& node, std::span<const DeviceUsage> usage,
                                const PodRequest& pod, const ContainerRequest& request) {
   std::vector<int> cards;
-  const Node& n = *node.node;
-  for (size_t d = 0; d < n.devices.size(); ++d)
-    if (card_admits(n, d, pod, request) && card_has_room(n.devices[d], usage[d], request))
-      cards.push_back(static_cast<int>(d));
+  fitting_cards(node, usage, pod, request, cards);
   return cards;
 }
 

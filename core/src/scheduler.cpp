@@ -26,13 +26,24 @@ const ContainerRequest* share_request(const PodRequest& pod, size_t& container_i
   return whole ? nullptr : found;
 }
 
+// The host check of HAMi's fit (CPU and memory, when tracked).
+bool host_has_room(const NodeView& node, const PodRequest& pod) {
+  const auto& cap = node.node->capacity;
+  return !(cap.cpu_milli > 0 && node.host_used.cpu_milli + pod.host.cpu_milli > cap.cpu_milli) &&
+         !(cap.memory_mib > 0 && node.host_used.memory_mib + pod.host.memory_mib > cap.memory_mib);
+}
+
+// What a share takes on `card` (HAMi Fit's grant for one card).
+DeviceGrant share_grant(const NodeView& view, const ContainerRequest& share, int card) {
+  return DeviceGrant{card, share.memory_on(view.device(static_cast<size_t>(card)).memory_mib),
+                     std::min<int32_t>(share.cores, 100)};
+}
+
 // Cheap necessary condition for fit_pod: enough cards that could each take
 // the container alone. Lets the ranked path skip full nodes in a few
 // integer compares; fit_pod still decides.
 bool may_fit(const NodeView& node, const PodRequest& pod) {
-  const auto& cap = node.node->capacity;
-  if (cap.cpu_milli > 0 && node.host_used.cpu_milli + pod.host.cpu_milli > cap.cpu_milli) return false;
-  if (cap.memory_mib > 0 && node.host_used.memory_mib + pod.host.memory_mib > cap.memory_mib) return false;
+  if (!host_has_room(node, pod)) return false;
   for (size_t c = 0; c < pod.container_count(); ++c) {
     const auto& req = pod.container_at(c);
     if (!req.wants_devices()) continue;
@@ -202,36 +213,49 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   // the pod does not fit (then `reason` says why, in the full report).
   auto evaluate = [&](const NodeView& view, NodeScore& score, PodAllocation& allocation,
                       std::string* reason) {
-    FitResult fit = fit_pod(view, pod, gpu, scratch_);
-    if (!fit.fits) {
-      if (reason) *reason = std::move(fit.reason);
-      return false;
-    }
-    if (!share) {
-      score = policy.score(view, pod, fit.allocation);
-      allocation = std::move(fit.allocation);
-      return true;
+    if (share && !reason && !gpu.mutex) {
+      // A share fits a node exactly when the host has room and some card
+      // could take it alone (HAMi's fit with one card wanted: no NUMA or
+      // topology step can refuse a single card; mutex can, so it takes the
+      // full fit). Without a report to write, skip ordering the cards.
+      if (!host_has_room(view, pod)) return false;
+      fitting_cards(view, view.usage, pod, *share, cards_);
+      if (cards_.empty()) return false;
+      candidate_.init_count = pod.init_containers.size();
+      candidate_.containers.resize(pod.container_count());
+      for (auto& grants : candidate_.containers) grants.clear();
+    } else {
+      FitResult fit = fit_pod(view, pod, gpu, scratch_);
+      if (!fit.fits) {
+        if (reason) *reason = std::move(fit.reason);
+        return false;
+      }
+      if (!share) {
+        score = policy.score(view, pod, fit.allocation);
+        allocation = std::move(fit.allocation);
+        return true;
+      }
+      candidate_ = std::move(fit.allocation);
+      fitting_cards(view, view.usage, pod, *share, cards_);
     }
     // The policy chooses the card: score each fitting card, keep the best.
-    PodAllocation candidate = std::move(fit.allocation);
-    bool have = false;
-    const auto cards = fitting_cards(view, view.usage, pod, *share);
-    for (size_t k = 0; k < cards.size(); ++k) {
-      const int card = cards[k];
-      if (skip_repeats && std::any_of(cards.begin(), cards.begin() + static_cast<std::ptrdiff_t>(k),
+    int best_card = -1;
+    for (size_t k = 0; k < cards_.size(); ++k) {
+      const int card = cards_[k];
+      if (skip_repeats && std::any_of(cards_.begin(), cards_.begin() + static_cast<std::ptrdiff_t>(k),
                                       [&](int earlier) { return same_card(view, earlier, card); }))
         continue;
-      candidate.containers[share_index].assign(
-          1, DeviceGrant{card, share->memory_on(view.device(static_cast<size_t>(card)).memory_mib),
-                         std::min<int32_t>(share->cores, 100)});
-      NodeScore s = policy.score(view, pod, candidate);
-      if (!have || s.rank > score.rank || (s.rank == score.rank && s.card_rank > score.card_rank)) {
-        have = true;
+      candidate_.containers[share_index].assign(1, share_grant(view, *share, card));
+      NodeScore s = policy.score(view, pod, candidate_);
+      if (best_card < 0 || s.rank > score.rank || (s.rank == score.rank && s.card_rank > score.card_rank)) {
+        best_card = card;
         score = s;
-        allocation = candidate;
       }
     }
-    return have;
+    if (best_card < 0) return false;
+    candidate_.containers[share_index].assign(1, share_grant(view, *share, best_card));
+    allocation = candidate_;
+    return true;
   };
 
   if (among) {

@@ -65,5 +65,8 @@ inline bool card_has_room(const Device& device, const DeviceUsage& used, const C
 // candidates a sharing pod (one card, part of it) may choose between.
 std::vector<int> fitting_cards(const NodeView& node, std::span<const DeviceUsage> usage,
                                const PodRequest& pod, const ContainerRequest& request);
+// The same into `cards` (cleared first): no allocation once it has grown.
+void fitting_cards(const NodeView& node, std::span<const DeviceUsage> usage, const PodRequest& pod,
+                   const ContainerRequest& request, std::vector<int>& cards);
 
 }  // namespace gpuslice::core

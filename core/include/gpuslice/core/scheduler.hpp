@@ -79,6 +79,8 @@ class Scheduler {
   bool seen_same_state(const Cluster& cluster, size_t id) const;
 
   mutable FitScratch scratch_;
+  mutable std::vector<int> cards_;       // a share's fitting cards
+  mutable PodAllocation candidate_;      // a share on one of them
   mutable uint64_t state_epoch_ = 0;
   mutable std::vector<std::pair<uint64_t, uint64_t>> state_hash_;  // node -> (version, hash)
   mutable std::unordered_map<uint64_t, uint32_t> seen_states_;     // hash -> first node

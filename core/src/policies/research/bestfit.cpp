@@ -18,13 +18,17 @@ class BestFitPolicy final : public Policy {
   bool chooses_share_card() const override { return true; }
   bool score_reads_only_node_state() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
+    usage_after(node, allocation, after_);
     double left = 0;
     left += (cpu_left(node) - static_cast<double>(pod.host.cpu_milli)) / kMaxSpecCpuMilli * 0.5;
-    left += static_cast<double>(node_free_milli(node) - requested_milli(node, allocation)) /
+    left += static_cast<double>(node_free_milli(node) - requested_milli(node, after_)) /
             kMaxSpecGpuMilli * 0.5;
     const double score = go_int64((1.0 - left) * 100);
-    return {score, score, -leftover_on_chosen_cards(node, allocation)};
+    return {score, score, -leftover_on_chosen_cards(node, after_)};
   }
+
+ private:
+  UsageAfter after_;  // scratch: the candidate charged
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 
 #include "gpuslice/core/allocation.hpp"
@@ -18,24 +19,52 @@ namespace gpuslice::core::research {
 inline constexpr double kMaxSpecCpuMilli = 128000;
 inline constexpr double kMaxSpecGpuMilli = 8000;
 
-// Usage of a node's cards once a candidate allocation is charged. Nodes have
-// few cards; a fixed buffer keeps scoring free of allocations.
+// Usage of a node's cards once a candidate allocation is charged, and which
+// cards it touches. Nodes have few cards; a fixed buffer keeps scoring free
+// of allocations (policies score millions of candidates per run).
 struct UsageAfter {
   static constexpr size_t kMaxCards = 64;
   std::array<DeviceUsage, kMaxCards> cards{};
   size_t count = 0;
+  uint64_t charged = 0;  // bit d: the allocation charges card d
   std::span<const DeviceUsage> span() const { return {cards.data(), count}; }
+  template <typename F>
+  void for_each_charged(F f) const {
+    for (uint64_t bits = charged; bits; bits &= bits - 1) f(static_cast<size_t>(std::countr_zero(bits)));
+  }
 };
 
+// False (and nothing charged) for a node with more cards than the buffer.
 inline bool usage_after(const NodeView& node, const PodAllocation& allocation, UsageAfter& out) {
+  out.count = 0;
+  out.charged = 0;
   if (node.device_count() > UsageAfter::kMaxCards) return false;
   out.count = node.device_count();
   std::copy(node.usage.begin(), node.usage.end(), out.cards.begin());
-  for (const auto& charge : effective_charges(allocation)) {
-    auto& u = out.cards[static_cast<size_t>(charge.device)];
+  const bool init_grants = std::any_of(allocation.containers.begin(),
+                                       allocation.containers.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                                           allocation.init_count,
+                                                                           allocation.containers.size())),
+                                       [](const auto& grants) { return !grants.empty(); });
+  if (!init_grants) {
+    // App containers only (every openb pod): each grant adds to its card.
+    for (const auto& grants : allocation.containers)
+      for (const auto& g : grants) {
+        const auto d = static_cast<size_t>(g.device);
+        out.cards[d].slots += 1;
+        out.cards[d].memory_mib += g.memory_mib;
+        out.cards[d].cores += g.cores;
+        out.charged |= uint64_t{1} << d;
+      }
+    return true;
+  }
+  for (const auto& charge : effective_charges(allocation)) {  // init containers' peak
+    const auto d = static_cast<size_t>(charge.device);
+    auto& u = out.cards[d];
     u.slots += charge.usage.slots;
     u.memory_mib += charge.usage.memory_mib;
     u.cores += charge.usage.cores;
+    out.charged |= uint64_t{1} << d;
   }
   return true;
 }
@@ -52,20 +81,14 @@ inline int64_t node_capacity_milli(const NodeView& node) {
   return total;
 }
 
-// Free capacity (milli) the allocation takes from the cards it touches, in
+// Free capacity (milli) the allocation (charged into `after`) takes from the cards it touches, in
 // each card's binding dimension: the study's request in milli-GPU for openb
 // pods, and memory-only HAMi requests count by the memory they take.
-inline int64_t requested_milli(const NodeView& node, const PodAllocation& allocation) {
-  UsageAfter after;
-  if (!usage_after(node, allocation, after)) return 0;
+inline int64_t requested_milli(const NodeView& node, const UsageAfter& after) {
   int64_t milli = 0;
-  std::array<bool, UsageAfter::kMaxCards> seen{};
-  for (const auto& charge : effective_charges(allocation)) {
-    const size_t d = static_cast<size_t>(charge.device);
-    if (seen[d]) continue;
-    seen[d] = true;
+  after.for_each_charged([&](size_t d) {
     milli += card_free_milli(node.device(d), node.usage[d]) - card_free_milli(node.device(d), after.cards[d]);
-  }
+  });
   return milli;
 }
 
@@ -80,13 +103,10 @@ inline bool card_idle(const DeviceUsage& u) { return u.slots == 0 && u.cores == 
 
 // Free capacity left on the allocation's cards: the best-fit card choice
 // (least left over; the artifact's gpuSelMethod "best") for sharing pods.
-inline double leftover_on_chosen_cards(const NodeView& node, const PodAllocation& allocation) {
-  UsageAfter after;
-  if (!usage_after(node, allocation, after)) return 0;
+inline double leftover_on_chosen_cards(const NodeView& node, const UsageAfter& after) {
   double left = 0;
-  for (const auto& charge : effective_charges(allocation))
-    left += static_cast<double>(card_free_milli(node.device(static_cast<size_t>(charge.device)),
-                                                after.cards[static_cast<size_t>(charge.device)]));
+  after.for_each_charged(
+      [&](size_t d) { left += static_cast<double>(card_free_milli(node.device(d), after.cards[d])); });
   return left;
 }
 

@@ -19,15 +19,19 @@ class DotProdPolicy final : public Policy {
   bool chooses_share_card() const override { return true; }
   bool score_reads_only_node_state() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
+    usage_after(node, allocation, after_);
     const double free[2] = {cpu_left(node) / kMaxSpecCpuMilli,
                             static_cast<double>(node_free_milli(node)) / kMaxSpecGpuMilli};
     const double want[2] = {static_cast<double>(pod.host.cpu_milli) / kMaxSpecCpuMilli,
-                            static_cast<double>(requested_milli(node, allocation)) / kMaxSpecGpuMilli};
+                            static_cast<double>(requested_milli(node, after_)) / kMaxSpecGpuMilli};
     double dot = 0;
     for (int i = 0; i < 2; ++i) dot += free[i] * want[i];
     const double score = go_int64(100.0 * (1 - dot / 2));
-    return {score, score, -leftover_on_chosen_cards(node, allocation)};
+    return {score, score, -leftover_on_chosen_cards(node, after_)};
   }
+
+ private:
+  UsageAfter after_;  // scratch: the candidate charged
 };
 
 }  // namespace

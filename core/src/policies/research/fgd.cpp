@@ -41,8 +41,8 @@ class FgdPolicy final : public Policy {
 
  private:
   NodeScore delta(FragmentationModel& model, const NodeView& node, const PodRequest& pod,
-                  const PodAllocation& allocation, double before) const {
-    UsageAfter after;
+                  const PodAllocation& allocation, double before) {
+    UsageAfter& after = after_;
     if (!usage_after(node, allocation, after)) return {0, 0};
     HostResources host = node.host_used;
     host.cpu_milli += pod.host.cpu_milli;
@@ -57,6 +57,7 @@ class FgdPolicy final : public Policy {
   bool exact_;
   std::vector<std::pair<uint64_t, double>> before_;  // node -> (version, fragment)
   std::vector<uint32_t> shape_of_;
+  UsageAfter after_;  // scratch: the candidate charged
 };
 
 }  // namespace

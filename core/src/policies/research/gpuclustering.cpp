@@ -34,7 +34,8 @@ class GpuClusteringPolicy final : public Policy {
   // The tag counts it reads change only when the node's pods do.
   bool score_changes_only_with_node() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
-    const double card_rank = -leftover_on_chosen_cards(node, allocation);
+    usage_after(node, allocation, after_);
+    const double card_rank = -leftover_on_chosen_cards(node, after_);
     const int tag = gpu_tag(pod);
     if (tag == 0) return {0, 0, card_rank};
     const auto it = running_.find(node.id);
@@ -62,6 +63,7 @@ class GpuClusteringPolicy final : public Policy {
 
  private:
   std::unordered_map<size_t, std::map<int, int>> running_;  // node -> tag -> pods
+  UsageAfter after_;  // scratch: the candidate charged
 };
 
 }  // namespace

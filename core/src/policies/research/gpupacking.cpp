@@ -24,12 +24,13 @@ class GpuPackingPolicy final : public Policy {
   bool chooses_share_card() const override { return true; }
   bool score_reads_only_node_state() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
-    const double card_rank = -leftover_on_chosen_cards(node, allocation);
+    usage_after(node, allocation, after_);
+    const double card_rank = -leftover_on_chosen_cards(node, after_);
     const ContainerRequest* want = pod.first_device_container();
     if (!want) return {0, 0, card_rank};
     const size_t cards = node.device_count();
     if (cards > UsageAfter::kMaxCards) return {0, 0, card_rank};
-    std::array<int64_t, UsageAfter::kMaxCards> free{};
+    std::array<int64_t, UsageAfter::kMaxCards> free;  // [0, cards) written below
     int64_t idle = 0;
     for (size_t d = 0; d < cards; ++d)
       if ((free[d] = card_free_milli(node.device(d), node.usage[d])) == 1000) ++idle;
@@ -37,7 +38,7 @@ class GpuPackingPolicy final : public Policy {
       const double s = static_cast<double>(std::max<int64_t>(100 / 3 - idle, idle));
       return {s, s, card_rank};
     }
-    std::array<size_t, UsageAfter::kMaxCards> order{};
+    std::array<size_t, UsageAfter::kMaxCards> order;
     for (size_t d = 0; d < cards; ++d) order[d] = d;
     std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(cards),
                      [&](size_t a, size_t b) { return free[a] < free[b]; });
@@ -58,6 +59,9 @@ class GpuPackingPolicy final : public Policy {
       s = static_cast<double>(std::max<int64_t>(100 - free_pct_taken / 10, 100 / 2));
     return {s, s, card_rank};
   }
+
+ private:
+  UsageAfter after_;  // scratch: the candidate charged
 };
 
 }  // namespace
