@@ -117,15 +117,36 @@ Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod,
   return decision;
 }
 
-bool Scheduler::seen_same_state(const Cluster& cluster, size_t id) const {
+void Scheduler::clear_seen_states(const Cluster& cluster) const {
+  size_t want = 16;
+  while (want < 2 * cluster.size()) want *= 2;  // at most half full
+  if (seen_states_.size() != want) {
+    seen_states_.assign(want, {});
+    seen_stamp_ = 0;
+  }
+  if (++seen_stamp_ == 0) {
+    std::fill(seen_states_.begin(), seen_states_.end(), SeenState{});
+    seen_stamp_ = 1;
+  }
+}
+
+size_t Scheduler::first_with_state(const Cluster& cluster, size_t id) const {
   if (state_epoch_ != cluster.epoch() || state_hash_.size() != cluster.size()) {
     state_epoch_ = cluster.epoch();
     state_hash_.assign(cluster.size(), {UINT64_MAX, 0});
   }
   auto& cached = state_hash_[id];
   if (cached.first != cluster.version(id)) cached = {cluster.version(id), state_hash(cluster, id)};
-  auto [it, inserted] = seen_states_.try_emplace(cached.second, static_cast<uint32_t>(id));
-  return !inserted && cluster.same_state(it->second, id);
+  const size_t mask = seen_states_.size() - 1;
+  for (size_t slot = cached.second & mask;; slot = (slot + 1) & mask) {
+    SeenState& e = seen_states_[slot];
+    if (e.stamp != seen_stamp_) {
+      e = {cached.second, static_cast<uint32_t>(id), seen_stamp_};
+      return id;
+    }
+    // Equal hashes are checked: a collision is a state of its own.
+    if (e.hash == cached.second && cluster.same_state(e.node, id)) return e.node;
+  }
 }
 
 Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Policy& policy,
@@ -194,7 +215,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
   const bool cache_scores = !full && policy.score_changes_only_with_node() &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
-  seen_states_.clear();
+  clear_seen_states(cluster);
 
   Best best;
   auto consider = [&](size_t id, const NodeScore& s, const PodAllocation& a) {
@@ -264,7 +285,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     for (size_t id : *among) {
       const NodeView view = cluster.view(id);
       if (!full && !may_fit(view, pod)) continue;
-      if (skip_repeats && seen_same_state(cluster, id)) continue;
+      if (skip_repeats && first_with_state(cluster, id) != id) continue;
       NodeScore score;
       PodAllocation allocation;
       std::string reason;
@@ -326,9 +347,16 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     auto rescore = [&](size_t id) {
       auto& e = cache.nodes[id];
       if (e.version == cluster.version(id)) return;
-      const NodeView view = cluster.view(id);
       e.version = cluster.version(id);
-      e.fits = may_fit(view, pod) && evaluate(view, e.score, scratch_allocation, nullptr);
+      // A node in the state of one scored in this scan scores as it did.
+      const size_t same = skip_repeats ? first_with_state(cluster, id) : id;
+      if (same != id) {
+        e.fits = cache.nodes[same].fits;
+        e.score = cache.nodes[same].score;
+      } else {
+        const NodeView view = cluster.view(id);
+        e.fits = may_fit(view, pod) && evaluate(view, e.score, scratch_allocation, nullptr);
+      }
       if (e.fits) {
         cache.heap.push_back({e.score.rank, id, e.version});
         std::push_heap(cache.heap.begin(), cache.heap.end(), worse);
@@ -369,7 +397,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     for (size_t id = 0; id < cluster.size(); ++id) {
       const NodeView view = cluster.view(id);
       if (!full && !may_fit(view, pod)) continue;
-      if (skip_repeats && seen_same_state(cluster, id)) continue;
+      if (skip_repeats && first_with_state(cluster, id) != id) continue;
       NodeScore score;
       PodAllocation allocation;
       std::string reason;

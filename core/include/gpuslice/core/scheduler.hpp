@@ -75,15 +75,25 @@ class Scheduler {
   Decision place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                       std::optional<size_t> shape, const std::vector<size_t>* among, size_t asked) const;
 
-  // Skips nodes whose state an earlier node of this scan already had.
-  bool seen_same_state(const Cluster& cluster, size_t id) const;
+  // The first node of this scan (since clear_seen_states) in the same state
+  // as `id`: `id` itself when none was. Nodes in one state score alike.
+  size_t first_with_state(const Cluster& cluster, size_t id) const;
+  void clear_seen_states(const Cluster& cluster) const;
 
   mutable FitScratch scratch_;
   mutable std::vector<int> cards_;       // a share's fitting cards
   mutable PodAllocation candidate_;      // a share on one of them
   mutable uint64_t state_epoch_ = 0;
   mutable std::vector<std::pair<uint64_t, uint64_t>> state_hash_;  // node -> (version, hash)
-  mutable std::unordered_map<uint64_t, uint32_t> seen_states_;     // hash -> first node
+  // This scan's states: open addressing on the state hash, emptied by
+  // moving the stamp on (a scan per placement must not clear a table).
+  struct SeenState {
+    uint64_t hash = 0;
+    uint32_t node = 0;
+    uint32_t stamp = 0;
+  };
+  mutable std::vector<SeenState> seen_states_;
+  mutable uint32_t seen_stamp_ = 0;
   struct CachedScore {
     uint64_t version = UINT64_MAX;
     bool fits = false;
