@@ -10,6 +10,7 @@
 
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/request_shape.hpp"
 
 namespace gpuslice::core {
 
@@ -64,10 +65,20 @@ std::vector<TypicalPod> typical_pods(std::span<const PodRequest> pods, double co
 
 std::vector<TypicalPod> typical_pods(size_t count, const std::function<const PodRequest&(size_t)>& pod_at,
                                      double coverage) {
-  std::map<ShapeKey, std::pair<size_t, size_t>> by_shape;  // key -> (first pod, count)
+  // Request shapes first (a hash each), then the study's coarser key once
+  // per request shape: building that key per pod would cost more.
+  RequestShapes requests;
+  std::vector<std::pair<size_t, size_t>> per_request;  // request shape -> (first pod, count)
   for (size_t i = 0; i < count; ++i) {
-    auto [it, fresh] = by_shape.try_emplace(shape_key(pod_at(i)), i, 0);
-    ++it->second.second;
+    const uint32_t id = requests.id(pod_at(i));
+    if (id == per_request.size()) per_request.emplace_back(i, 0);
+    ++per_request[id].second;
+  }
+  std::map<ShapeKey, std::pair<size_t, size_t>> by_shape;  // key -> (first pod, count)
+  for (const auto& [first, n] : per_request) {
+    auto [it, fresh] = by_shape.try_emplace(shape_key(pod_at(first)), first, 0);
+    it->second.first = std::min(it->second.first, first);
+    it->second.second += n;
   }
   std::vector<std::pair<const ShapeKey*, std::pair<size_t, size_t>>> shapes;
   for (const auto& [key, v] : by_shape) shapes.emplace_back(&key, v);

@@ -98,7 +98,7 @@ struct Best {
 }  // namespace
 
 Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
-                                  const std::vector<uint32_t>* allowed) const {
+                                  const std::vector<uint32_t>* allowed) {
   Decision decision;
   const int sign = policy.rank_sign(pod);
   order_.sync(cluster, policy, sign);
@@ -117,7 +117,7 @@ Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod,
   return decision;
 }
 
-void Scheduler::clear_seen_states(const Cluster& cluster) const {
+void Scheduler::clear_seen_states(const Cluster& cluster) {
   size_t want = 16;
   while (want < 2 * cluster.size()) want *= 2;  // at most half full
   if (seen_states_.size() != want) {
@@ -130,7 +130,7 @@ void Scheduler::clear_seen_states(const Cluster& cluster) const {
   }
 }
 
-size_t Scheduler::first_with_state(const Cluster& cluster, size_t id) const {
+size_t Scheduler::first_with_state(const Cluster& cluster, size_t id) {
   if (state_epoch_ != cluster.epoch() || state_hash_.size() != cluster.size()) {
     state_epoch_ = cluster.epoch();
     state_hash_.assign(cluster.size(), {UINT64_MAX, 0});
@@ -149,8 +149,7 @@ size_t Scheduler::first_with_state(const Cluster& cluster, size_t id) const {
   }
 }
 
-Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Policy& policy,
-                                                size_t shape) const {
+Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Policy& policy, size_t shape) {
   // Kept while the cluster (epoch) and the policy stay the same.
   if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
     score_cache_.clear();
@@ -163,15 +162,13 @@ Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Po
   return score_cache_[shape];
 }
 
-Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
-                          std::optional<size_t> shape) const {
-  return place_impl(cluster, pod, policy, detail, shape, nullptr, cluster.size());
+Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail) {
+  return place_impl(cluster, pod, policy, detail, nullptr, cluster.size());
 }
 
 Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
-                                const PodRequest& pod, Policy& policy, Detail detail) const {
-  if (detail == Detail::Full)
-    return place_impl(cluster, pod, policy, Detail::Full, std::nullopt, &candidates, asked);
+                                const PodRequest& pod, Policy& policy, Detail detail) {
+  if (detail == Detail::Full) return place_impl(cluster, pod, policy, Detail::Full, &candidates, asked);
   // Mark the candidates (a stamp per node: no clearing between calls).
   if (allowed_.size() != cluster.size()) {
     allowed_.assign(cluster.size(), 0);
@@ -192,15 +189,14 @@ Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t
     allowed_ids_.clear();
     for (size_t id = 0; id < cluster.size(); ++id)
       if (allowed_[id] == allowed_stamp_) allowed_ids_.push_back(id);
-    decision = place_impl(cluster, pod, policy, Detail::Minimal, std::nullopt, &allowed_ids_, asked);
+    decision = place_impl(cluster, pod, policy, Detail::Minimal, &allowed_ids_, asked);
   }
   if (decision.placed()) return decision;
-  return place_impl(cluster, pod, policy, Detail::Full, std::nullopt, &candidates, asked);
+  return place_impl(cluster, pod, policy, Detail::Full, &candidates, asked);
 }
 
 Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
-                               std::optional<size_t> shape, const std::vector<size_t>* among,
-                               size_t asked) const {
+                               const std::vector<size_t>* among, size_t asked) {
   policy.begin_pod(pod);
   if (!among && detail == Detail::Minimal && policy.pod_independent_score())
     return place_by_rank(cluster, pod, policy);
@@ -302,8 +298,8 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     // Whether a node may fit a request shape only changes with the node: kept
     // per (shape, node), so unchanged nodes are not checked again.
     std::vector<CachedScore>* unfit = nullptr;
-    if (shape && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
-      unfit = &shape_scores(cluster, policy, *shape).nodes;
+    if (pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
+      unfit = &shape_scores(cluster, policy, shapes_.id(pod)).nodes;
       unfit->resize(cluster.size());
     }
     auto& candidates = draw_scratch_;
@@ -334,10 +330,10 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       *top = candidates.back();
       candidates.pop_back();
     }
-  } else if (cache_scores && shape) {
+  } else if (cache_scores) {
     // A node's score for a request shape only changes with the node: keep
     // it per (shape, node) and re-score only nodes changed since.
-    auto& cache = shape_scores(cluster, policy, *shape);
+    auto& cache = shape_scores(cluster, policy, shapes_.id(pod));
     cache.nodes.resize(cluster.size());
     PodAllocation scratch_allocation;
     // Best first: higher rank, then the node listed first.

@@ -1,10 +1,9 @@
 #include "gpuslice/sim/simulator.hpp"
 
 #include <fmt/format.h>
-
-#include <algorithm>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <deque>
@@ -15,6 +14,7 @@
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/request_shape.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/sim/engine.hpp"
 #include "gpuslice/sim/openb.hpp"
@@ -23,22 +23,6 @@
 namespace gpuslice::sim {
 
 namespace {
-
-// Everything HAMi's fit reads from a request: pods with equal keys get the
-// same reason from every node.
-std::string request_key(const core::PodRequest& r) {
-  std::string key = fmt::format("{}/{}|{}|{}|", r.host.cpu_milli, r.host.memory_mib, r.gpu_policy,
-                                r.init_containers.size());
-  for (size_t i = 0; i < r.container_count(); ++i) {
-    const auto& c = r.container_at(i);
-    key += fmt::format("{}/{}/{}/{}/{};", c.count, c.memory_mib, c.memory_percent, c.cores, c.vendor);
-  }
-  const auto& s = r.selectors;
-  key += fmt::format("{}|{}|{}|{}|{}|{}|{}/{}/{}", fmt::join(s.use_types, ","), fmt::join(s.nouse_types, ","),
-                     fmt::join(s.use_uuids, ","), fmt::join(s.nouse_uuids, ","), s.numa_bind, s.vgpu_mode,
-                     r.weights.slot, r.weights.core, r.weights.memory);
-  return key;
-}
 
 // An openb trace's pods carry the study's own milli-GPU figures: its
 // allocation ratio adds those up (see PodSpec::milli_from_trace).
@@ -68,10 +52,9 @@ class Run {
     metrics_.fragment_milli(static_cast<double>(fragment_total_) / kFragmentUnitsPerMilli);
     metrics_.observe_curve();  // the study's first record: nothing arrived yet
     records_.resize(w.size());
-    std::unordered_map<std::string, size_t> shapes;
+    core::RequestShapes shapes;
     shape_of_.reserve(w.size());
-    for (const auto& p : w)
-      shape_of_.push_back(shapes.try_emplace(request_key(p.request), shapes.size()).first->second);
+    for (const auto& p : w) shape_of_.push_back(shapes.id(p.request));
     for (const auto& p : w) {
       if (p.duration != kForever) departures_ = true;
       if (p.running_on) starting_ = true;
@@ -168,7 +151,7 @@ class Run {
   bool try_place(uint32_t id, bool first_attempt = false) {
     const auto& p = workload_[id];
     const core::Detail detail = full_events_ && first_attempt ? core::Detail::Full : core::Detail::Minimal;
-    core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail, shape_of_[id]);
+    core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail);
     if (!d.placed()) {
       // A snapshot run's pods say in numbers how close the best card came.
       if (options_.records && !p.origin.empty() && records_[id].shortfall.empty())
@@ -448,7 +431,7 @@ class Run {
   size_t fragmentation_typical_ = 0;
   core::Scheduler scheduler_;
   RefusalExplainer explainer_;
-  std::vector<size_t> shape_of_;  // pod -> request shape (for the explainer)
+  std::vector<uint32_t> shape_of_;  // pod -> request shape (never_fits, the explainer)
   Engine engine_;
   std::vector<PodRecord> records_;
   std::deque<uint32_t> pending_;

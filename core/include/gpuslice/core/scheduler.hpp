@@ -13,6 +13,7 @@
 #include "gpuslice/core/node_order.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/request.hpp"
+#include "gpuslice/core/request_shape.hpp"
 
 namespace gpuslice::core {
 
@@ -42,18 +43,16 @@ enum class Detail {
   Minimal,  // only the choice (simulator hot path, the extender's large filters)
 };
 
-// Not thread-safe: one Scheduler per thread. A server (the extender) must
+// Not thread-safe: one Scheduler per thread (it keeps caches between calls). A server (the extender) must
 // hold one lock across place() and commit() so two pods never take the same
 // capacity (HAMi's filter has no such lock: issues #2232, #1330).
 class Scheduler {
  public:
-  // The pod's steering annotations override the policy's defaults.
-  // `shape`: an id the caller gives every request that fit cannot tell apart
-  // (same containers, host demand, selectors, policies); with it a minimal
-  // placement re-scores only nodes changed since that shape was last placed.
-  // Use one Scheduler per cluster and policy for that cache to pay off.
-  Decision place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail = Detail::Full,
-                 std::optional<size_t> shape = std::nullopt) const;
+  // The pod's steering annotations override the policy's defaults. A
+  // minimal placement re-scores only the nodes changed since a pod of the
+  // same request shape (request_shape.hpp) was last placed: use one
+  // Scheduler per cluster and policy for that cache to pay off.
+  Decision place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail = Detail::Full);
 
   // The extender's filter: only the nodes kube-scheduler passed. `asked`:
   // how many nodes it named (HAMi's events count those, registered or not).
@@ -63,7 +62,7 @@ class Scheduler {
   // candidate fits (FailedNodes needs every reason then). Either way the
   // same node and cards: equal ranks go to the node first in the cluster.
   Decision place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
-                       const PodRequest& pod, Policy& policy, Detail detail = Detail::Full) const;
+                       const PodRequest& pod, Policy& policy, Detail detail = Detail::Full);
 
   // Charges the decision's allocation and tells the policy.
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
@@ -71,20 +70,20 @@ class Scheduler {
  private:
   // `allowed`: when given, nodes whose entry differs from `allowed_stamp_` are skipped.
   Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
-                         const std::vector<uint32_t>* allowed = nullptr) const;
+                         const std::vector<uint32_t>* allowed = nullptr);
   Decision place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
-                      std::optional<size_t> shape, const std::vector<size_t>* among, size_t asked) const;
+                      const std::vector<size_t>* among, size_t asked);
 
   // The first node of this scan (since clear_seen_states) in the same state
   // as `id`: `id` itself when none was. Nodes in one state score alike.
-  size_t first_with_state(const Cluster& cluster, size_t id) const;
-  void clear_seen_states(const Cluster& cluster) const;
+  size_t first_with_state(const Cluster& cluster, size_t id);
+  void clear_seen_states(const Cluster& cluster);
 
-  mutable FitScratch scratch_;
-  mutable std::vector<int> cards_;       // a share's fitting cards
-  mutable PodAllocation candidate_;      // a share on one of them
-  mutable uint64_t state_epoch_ = 0;
-  mutable std::vector<std::pair<uint64_t, uint64_t>> state_hash_;  // node -> (version, hash)
+  FitScratch scratch_;
+  std::vector<int> cards_;   // a share's fitting cards
+  PodAllocation candidate_;  // a share on one of them
+  uint64_t state_epoch_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> state_hash_;  // node -> (version, hash)
   // This scan's states: open addressing on the state hash, emptied by
   // moving the stamp on (a scan per placement must not clear a table).
   struct SeenState {
@@ -92,8 +91,8 @@ class Scheduler {
     uint32_t node = 0;
     uint32_t stamp = 0;
   };
-  mutable std::vector<SeenState> seen_states_;
-  mutable uint32_t seen_stamp_ = 0;
+  std::vector<SeenState> seen_states_;
+  uint32_t seen_stamp_ = 0;
   struct CachedScore {
     uint64_t version = UINT64_MAX;
     bool fits = false;
@@ -113,16 +112,17 @@ class Scheduler {
     bool primed = false;
   };
   // The scores kept for request shape `shape` (reset when the cluster or policy changes).
-  ShapeScores& shape_scores(const Cluster& cluster, const Policy& policy, size_t shape) const;
-  mutable std::unordered_map<size_t, ShapeScores> score_cache_;  // shape -> scores
-  mutable uint64_t score_epoch_ = 0;
-  mutable const Policy* score_policy_ = nullptr;
-  mutable NodeOrderIndex order_;
-  mutable std::vector<std::pair<double, size_t>> draw_scratch_;  // Random: (ticket, node)
+  ShapeScores& shape_scores(const Cluster& cluster, const Policy& policy, size_t shape);
+  RequestShapes shapes_;
+  std::unordered_map<size_t, ShapeScores> score_cache_;  // shape -> scores
+  uint64_t score_epoch_ = 0;
+  const Policy* score_policy_ = nullptr;
+  NodeOrderIndex order_;
+  std::vector<std::pair<double, size_t>> draw_scratch_;  // Random: (ticket, node)
   // place_among's candidates: node -> the stamp of the last call naming it.
-  mutable std::vector<uint32_t> allowed_;
-  mutable uint32_t allowed_stamp_ = 0;
-  mutable std::vector<size_t> allowed_ids_;  // the same nodes, in cluster order
+  std::vector<uint32_t> allowed_;
+  uint32_t allowed_stamp_ = 0;
+  std::vector<size_t> allowed_ids_;  // the same nodes, in cluster order
 };
 
 // The HAMi event texts, exposed for the extender and tests. `considered`:

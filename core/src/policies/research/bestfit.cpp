@@ -21,8 +21,8 @@ class BestFitPolicy final : public Policy {
     usage_after(node, allocation, after_);
     double left = 0;
     left += (cpu_left(node) - static_cast<double>(pod.host.cpu_milli)) / kMaxSpecCpuMilli * 0.5;
-    left += static_cast<double>(node_free_milli(node) - requested_milli(node, after_)) /
-            kMaxSpecGpuMilli * 0.5;
+    left +=
+        static_cast<double>(node_free_milli(node) - requested_milli(node, after_)) / kMaxSpecGpuMilli * 0.5;
     const double score = go_int64((1.0 - left) * 100);
     return {score, score, -leftover_on_chosen_cards(node, after_)};
   }

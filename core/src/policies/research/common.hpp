@@ -41,11 +41,11 @@ inline bool usage_after(const NodeView& node, const PodAllocation& allocation, U
   if (node.device_count() > UsageAfter::kMaxCards) return false;
   out.count = node.device_count();
   std::copy(node.usage.begin(), node.usage.end(), out.cards.begin());
-  const bool init_grants = std::any_of(allocation.containers.begin(),
-                                       allocation.containers.begin() + static_cast<std::ptrdiff_t>(std::min(
-                                                                           allocation.init_count,
-                                                                           allocation.containers.size())),
-                                       [](const auto& grants) { return !grants.empty(); });
+  const bool init_grants = std::any_of(
+      allocation.containers.begin(),
+      allocation.containers.begin() +
+          static_cast<std::ptrdiff_t>(std::min(allocation.init_count, allocation.containers.size())),
+      [](const auto& grants) { return !grants.empty(); });
   if (!init_grants) {
     // App containers only (every openb pod): each grant adds to its card.
     for (const auto& grants : allocation.containers)

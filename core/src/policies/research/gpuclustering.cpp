@@ -63,7 +63,7 @@ class GpuClusteringPolicy final : public Policy {
 
  private:
   std::unordered_map<size_t, std::map<int, int>> running_;  // node -> tag -> pods
-  UsageAfter after_;  // scratch: the candidate charged
+  UsageAfter after_;                                        // scratch: the candidate charged
 };
 
 }  // namespace

@@ -1,0 +1,91 @@
+#include "gpuslice/core/request_shape.hpp"
+
+#include <string_view>
+
+namespace gpuslice::core {
+
+namespace {
+
+bool same_container(const ContainerRequest& a, const ContainerRequest& b) {
+  return a.count == b.count && a.memory_mib == b.memory_mib && a.memory_percent == b.memory_percent &&
+         a.cores == b.cores && a.vendor == b.vendor;
+}
+
+bool same_containers(const std::vector<ContainerRequest>& a, const std::vector<ContainerRequest>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!same_container(a[i], b[i])) return false;
+  return true;
+}
+
+struct Hasher {
+  uint64_t h = 0x84222325cbf29ce4ULL;
+  void add(uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+  }
+  void add(std::string_view s) {
+    add(s.size());
+    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  }
+  void add(const std::vector<std::string>& list) {
+    add(list.size());
+    for (const auto& s : list) add(std::string_view(s));
+  }
+  void add(const std::vector<ContainerRequest>& list) {
+    add(list.size());
+    for (const auto& c : list) {
+      add(static_cast<uint64_t>(c.count));
+      add(static_cast<uint64_t>(c.memory_mib));
+      add(static_cast<uint64_t>(c.memory_percent));
+      add(static_cast<uint64_t>(c.cores));
+      add(std::string_view(c.vendor));
+    }
+  }
+};
+
+}  // namespace
+
+bool same_shape(const PodRequest& a, const PodRequest& b) {
+  const auto& sa = a.selectors;
+  const auto& sb = b.selectors;
+  return a.host == b.host && a.weights == b.weights && same_containers(a.containers, b.containers) &&
+         same_containers(a.init_containers, b.init_containers) && a.gpu_policy == b.gpu_policy &&
+         a.node_policy == b.node_policy && sa.numa_bind == sb.numa_bind && sa.vgpu_mode == sb.vgpu_mode &&
+         sa.use_types == sb.use_types && sa.nouse_types == sb.nouse_types && sa.use_uuids == sb.use_uuids &&
+         sa.nouse_uuids == sb.nouse_uuids && a.allowed_models == b.allowed_models;
+}
+
+uint64_t shape_hash(const PodRequest& pod) {
+  Hasher h;
+  h.add(static_cast<uint64_t>(pod.host.cpu_milli));
+  h.add(static_cast<uint64_t>(pod.host.memory_mib));
+  h.add(pod.containers);
+  h.add(pod.init_containers);
+  h.add(std::string_view(pod.gpu_policy));
+  h.add(std::string_view(pod.node_policy));
+  const auto& s = pod.selectors;
+  h.add(s.use_types);
+  h.add(s.nouse_types);
+  h.add(s.use_uuids);
+  h.add(s.nouse_uuids);
+  h.add(static_cast<uint64_t>(s.numa_bind));
+  h.add(std::string_view(s.vgpu_mode));
+  h.add(static_cast<uint64_t>(pod.weights.slot));
+  h.add(static_cast<uint64_t>(pod.weights.core));
+  h.add(static_cast<uint64_t>(pod.weights.memory));
+  h.add(pod.allowed_models);
+  return h.h;
+}
+
+uint32_t RequestShapes::id(const PodRequest& pod) {
+  auto& ids = by_hash_[shape_hash(pod)];
+  for (uint32_t id : ids)
+    if (same_shape(representatives_[id], pod)) return id;
+  const auto id = static_cast<uint32_t>(representatives_.size());
+  representatives_.push_back(pod);
+  ids.push_back(id);
+  return id;
+}
+
+}  // namespace gpuslice::core
