@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <string>
 #include <tuple>
@@ -116,19 +117,30 @@ FragmentationModel::FragmentationModel(std::vector<TypicalPod> typical) : typica
   for (const auto& t : typical_)
     if (!t.pod.first_device_container()) cpu_only_weight_ += t.weight;
   std::erase_if(typical_, [](const TypicalPod& t) { return !t.pod.first_device_container(); });
+  // card_has_room reads memory, memory percent and cores of the demand.
+  for (const auto& t : typical_) {
+    const ContainerRequest* want = t.pod.first_device_container();
+    size_t k = 0;
+    while (k < demands_.size() &&
+           !(demands_[k].memory_mib == want->memory_mib && demands_[k].memory_percent == want->memory_percent &&
+             demands_[k].cores == want->cores))
+      ++k;
+    if (k == demands_.size()) demands_.push_back(*want);
+    demand_of_.push_back(static_cast<uint32_t>(k));
+  }
 }
 
-const std::vector<uint8_t>& FragmentationModel::admitted(const NodeView& node) {
+const std::vector<uint64_t>& FragmentationModel::admitted(const NodeView& node) {
   const uint32_t shape = node.shape;
   if (admitted_by_shape_.size() <= shape) admitted_by_shape_.resize(shape + 1);
   auto& mask = admitted_by_shape_[shape];
   const Node& n = *node.node;
-  if (mask.empty() && !typical_.empty() && !n.devices.empty()) {
-    mask.resize(typical_.size() * n.devices.size());
+  if (mask.empty() && !typical_.empty()) {
+    mask.assign(typical_.size(), 0);
     for (size_t t = 0; t < typical_.size(); ++t)
-      for (size_t d = 0; d < n.devices.size(); ++d)
-        mask[t * n.devices.size() + d] =
-            card_admits(n, d, typical_[t].pod, *typical_[t].pod.first_device_container());
+      for (size_t d = 0; d < n.devices.size() && d < 64; ++d)
+        if (card_admits(n, d, typical_[t].pod, *typical_[t].pod.first_device_container()))
+          mask[t] |= uint64_t{1} << d;
   }
   return mask;
 }
@@ -181,19 +193,30 @@ double FragmentationModel::compute(const NodeView& node, std::span<const DeviceU
   if (free_total == 0) return 0;
   const auto& mask = admitted(node);
   double fragment = cpu_only_weight_ * static_cast<double>(free_total);
+  constexpr size_t kMaxDemands = 64;
+  uint64_t room_small[kMaxDemands];
+  std::vector<uint64_t> room_big;
+  uint64_t* room = room_small;
+  if (demands_.size() > kMaxDemands) {
+    room_big.resize(demands_.size());
+    room = room_big.data();
+  }
+  for (size_t k = 0; k < demands_.size(); ++k) {
+    uint64_t bits = 0;
+    for (size_t d = 0; d < cards; ++d)
+      if (card_has_room(n.devices[d], usage[d], demands_[k])) bits |= uint64_t{1} << d;
+    room[k] = bits;
+  }
   for (size_t t = 0; t < typical_.size(); ++t) {
     const auto& pod = typical_[t].pod;
-    const ContainerRequest& want = *pod.first_device_container();
-    int64_t unusable = 0;
-    int with_room = 0;
-    for (size_t d = 0; d < cards; ++d) {
-      if (mask[t * cards + d] && card_has_room(n.devices[d], usage[d], want))
-        ++with_room;
-      else
-        unusable += free[d];
-    }
-    const bool fits = with_room >= want.count && host_cpu_has_room(n, host_used, pod.host);
-    fragment += typical_[t].weight * static_cast<double>(fits ? unusable : free_total);
+    const uint64_t usable = room[demand_of_[t]] & mask[t];
+    const bool fits = std::popcount(usable) >= pod.first_device_container()->count &&
+                      host_cpu_has_room(n, host_used, pod.host);
+    int64_t unusable = free_total;
+    if (fits)
+      for (uint64_t bits = usable; bits; bits &= bits - 1)
+        unusable -= free[static_cast<size_t>(std::countr_zero(bits))];
+    fragment += typical_[t].weight * static_cast<double>(unusable);
   }
   return fragment;
 }

@@ -58,12 +58,18 @@ class FragmentationModel {
 
  private:
   // Per node shape and typical pod: which cards may ever serve it (type,
-  // vendor, health), computed once; fit by usage is checked per call.
-  const std::vector<uint8_t>& admitted(const NodeView& node);
+  // vendor, health) as a bit per card, computed once; room by usage is
+  // checked per call.
+  const std::vector<uint64_t>& admitted(const NodeView& node);
 
   double compute(const NodeView& node, std::span<const DeviceUsage> usage, const HostResources& host_used);
 
   std::vector<TypicalPod> typical_;  // those asking for a GPU
+  // Typical pods differ mostly in CPU and card count; what one card must
+  // hold for them takes few values. Room on a card is checked once per
+  // distinct demand, not once per typical pod.
+  std::vector<ContainerRequest> demands_;  // distinct per-card demands
+  std::vector<uint32_t> demand_of_;        // typical pod -> its demand
   double cpu_only_weight_ = 0;       // summed weight of the CPU-only ones
   // Fragment by node state (shape, host use, card use), keyed by two
   // independent 64-bit hashes of it: FGD asks about the same states pod
@@ -75,7 +81,7 @@ class FragmentationModel {
   };
   static constexpr size_t kMemoSlots = size_t{1} << 16;
   std::vector<MemoEntry> memo_;
-  std::vector<std::vector<uint8_t>> admitted_by_shape_;  // [shape][typical * cards + card]
+  std::vector<std::vector<uint64_t>> admitted_by_shape_;  // [shape][typical]: bit per card
 };
 
 }  // namespace gpuslice::core
