@@ -122,8 +122,8 @@ FragmentationModel::FragmentationModel(std::vector<TypicalPod> typical) : typica
     const ContainerRequest* want = t.pod.first_device_container();
     size_t k = 0;
     while (k < demands_.size() &&
-           !(demands_[k].memory_mib == want->memory_mib && demands_[k].memory_percent == want->memory_percent &&
-             demands_[k].cores == want->cores))
+           !(demands_[k].memory_mib == want->memory_mib &&
+             demands_[k].memory_percent == want->memory_percent && demands_[k].cores == want->cores))
       ++k;
     if (k == demands_.size()) demands_.push_back(*want);
     demand_of_.push_back(static_cast<uint32_t>(k));

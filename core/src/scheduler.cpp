@@ -130,22 +130,29 @@ void Scheduler::clear_seen_states(const Cluster& cluster) {
   }
 }
 
-size_t Scheduler::first_with_state(const Cluster& cluster, size_t id) {
+size_t Scheduler::first_with_state(const Cluster& cluster, size_t id, const Policy& policy) {
+  uint64_t key = 0;
+  if (policy.keys_node_state()) {
+    const auto own = policy.node_state_key(id);
+    if (!own) return id;  // the policy cannot tell: a state of its own
+    key = *own;
+  }
   if (state_epoch_ != cluster.epoch() || state_hash_.size() != cluster.size()) {
     state_epoch_ = cluster.epoch();
     state_hash_.assign(cluster.size(), {UINT64_MAX, 0});
   }
   auto& cached = state_hash_[id];
   if (cached.first != cluster.version(id)) cached = {cluster.version(id), state_hash(cluster, id)};
+  const uint64_t hash = mix(cached.second, key);
   const size_t mask = seen_states_.size() - 1;
-  for (size_t slot = cached.second & mask;; slot = (slot + 1) & mask) {
+  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
     SeenState& e = seen_states_[slot];
     if (e.stamp != seen_stamp_) {
-      e = {cached.second, static_cast<uint32_t>(id), seen_stamp_};
+      e = {hash, key, static_cast<uint32_t>(id), seen_stamp_};
       return id;
     }
     // Equal hashes are checked: a collision is a state of its own.
-    if (e.hash == cached.second && cluster.same_state(e.node, id)) return e.node;
+    if (e.hash == hash && e.key == key && cluster.same_state(e.node, id)) return e.node;
   }
 }
 
@@ -207,7 +214,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   const bool full = detail == Detail::Full;
   // Without the full report, nodes that cannot fit or that repeat an
   // earlier node's state are skipped: neither can change the choice.
-  const bool skip_repeats = !full && policy.score_reads_only_node_state() &&
+  const bool skip_repeats = !full && (policy.score_reads_only_node_state() || policy.keys_node_state()) &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
   const bool cache_scores = !full && policy.score_changes_only_with_node() &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
@@ -281,7 +288,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     for (size_t id : *among) {
       const NodeView view = cluster.view(id);
       if (!full && !may_fit(view, pod)) continue;
-      if (skip_repeats && first_with_state(cluster, id) != id) continue;
+      if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       NodeScore score;
       PodAllocation allocation;
       std::string reason;
@@ -345,7 +352,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       if (e.version == cluster.version(id)) return;
       e.version = cluster.version(id);
       // A node in the state of one scored in this scan scores as it did.
-      const size_t same = skip_repeats ? first_with_state(cluster, id) : id;
+      const size_t same = skip_repeats ? first_with_state(cluster, id, policy) : id;
       if (same != id) {
         e.fits = cache.nodes[same].fits;
         e.score = cache.nodes[same].score;
@@ -393,7 +400,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     for (size_t id = 0; id < cluster.size(); ++id) {
       const NodeView view = cluster.view(id);
       if (!full && !may_fit(view, pod)) continue;
-      if (skip_repeats && first_with_state(cluster, id) != id) continue;
+      if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       NodeScore score;
       PodAllocation allocation;
       std::string reason;

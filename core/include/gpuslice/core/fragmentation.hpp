@@ -70,7 +70,7 @@ class FragmentationModel {
   // distinct demand, not once per typical pod.
   std::vector<ContainerRequest> demands_;  // distinct per-card demands
   std::vector<uint32_t> demand_of_;        // typical pod -> its demand
-  double cpu_only_weight_ = 0;       // summed weight of the CPU-only ones
+  double cpu_only_weight_ = 0;             // summed weight of the CPU-only ones
   // Fragment by node state (shape, host use, card use), keyed by two
   // independent 64-bit hashes of it: FGD asks about the same states pod
   // after pod. A direct-mapped table (a newer state evicts an older one in

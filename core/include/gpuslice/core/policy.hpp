@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,14 @@ class Policy {
   // the same, and since ties keep the first node the scheduler may skip the
   // later ones. FGD and its deterministic baselines say yes.
   virtual bool score_reads_only_node_state() const { return false; }
+
+  // For a policy whose score reads, besides the node's shape and usage,
+  // state of its own per node (kept in on_charge/on_release): that state as
+  // a key, equal for two nodes only when their state is equal, or nullopt
+  // when it cannot say. With it the scheduler may skip a node whose usage
+  // and key repeat an earlier node's, as for score_reads_only_node_state.
+  virtual bool keys_node_state() const { return false; }
+  virtual std::optional<uint64_t> node_state_key(size_t /*node id*/) const { return std::nullopt; }
 
   // True when a node's score for a pod changes only when that node's use
   // changes (its version): state the policy keeps per node, updated in

@@ -76,7 +76,8 @@ class Scheduler {
 
   // The first node of this scan (since clear_seen_states) in the same state
   // as `id`: `id` itself when none was. Nodes in one state score alike.
-  size_t first_with_state(const Cluster& cluster, size_t id);
+  // With a policy that keys its own node state, that key must match too.
+  size_t first_with_state(const Cluster& cluster, size_t id, const Policy& policy);
   void clear_seen_states(const Cluster& cluster);
 
   FitScratch scratch_;
@@ -88,6 +89,7 @@ class Scheduler {
   // moving the stamp on (a scan per placement must not clear a table).
   struct SeenState {
     uint64_t hash = 0;
+    uint64_t key = 0;  // the policy's own node state (keys_node_state)
     uint32_t node = 0;
     uint32_t stamp = 0;
   };

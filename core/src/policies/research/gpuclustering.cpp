@@ -50,6 +50,18 @@ class GpuClusteringPolicy final : public Policy {
     const double score = static_cast<double>(25 * used / 8000 + base);
     return {score, score, card_rank};
   }
+  // The score reads which tags a node holds: a bit per tag.
+  bool keys_node_state() const override { return true; }
+  std::optional<uint64_t> node_state_key(size_t node) const override {
+    const auto it = running_.find(node);
+    if (it == running_.end()) return 0;
+    uint64_t bits = 0;
+    for (const auto& [tag, pods] : it->second) {
+      if (tag < -1 || tag > 62) return std::nullopt;
+      bits |= uint64_t{1} << (tag + 1);
+    }
+    return bits;
+  }
   void on_charge(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
     if (const int tag = gpu_tag(pod)) ++running_[node.id][tag];
   }
