@@ -32,6 +32,19 @@ std::string Policy::gpu_policy_for(const PodRequest& pod) const {
   return pod.gpu_policy.empty() ? default_gpu_policy_ : pod.gpu_policy;
 }
 
+size_t Policy::best_draw(std::span<const uint32_t> nodes) const {
+  size_t best = 0;
+  double top = node_draw(nodes[0]);
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    const double t = node_draw(nodes[i]);
+    if (t > top || (t == top && nodes[i] < nodes[best])) {
+      top = t;
+      best = i;
+    }
+  }
+  return best;
+}
+
 void register_policy(std::string name, PolicyFactory factory) {
   registry()[std::move(name)] = std::move(factory);
 }

@@ -39,6 +39,17 @@ DeviceGrant share_grant(const NodeView& view, const ContainerRequest& share, int
                      std::min<int32_t>(share.cores, 100)};
 }
 
+// Removes `id` from a Random shape cache's members (swap with the last).
+template <typename Cache>
+void drop_member(Cache& c, size_t id) {
+  const uint32_t at = c.member_at[id];
+  const uint32_t last = c.members.back();
+  c.members[at] = last;
+  c.member_at[last] = at;
+  c.members.pop_back();
+  c.member_at[id] = UINT32_MAX;
+}
+
 // Cheap necessary condition for fit_pod: enough cards that could each take
 // the container alone. Lets the ranked path skip full nodes in a few
 // integer compares; fit_pod still decides.
@@ -49,7 +60,7 @@ bool may_fit(const NodeView& node, const PodRequest& pod) {
     if (!req.wants_devices()) continue;
     const int32_t cores = std::min<int32_t>(req.cores, 100);
     int candidates = 0;
-    for (size_t i = 0; i < node.device_count(); ++i) {
+    for (size_t i = 0; i < node.device_count() && candidates < req.count; ++i) {
       const auto& d = node.device(i);
       const auto& u = node.usage[i];
       // Integers first: the vendor string compare is the slow part.
@@ -169,6 +180,18 @@ Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Po
   return score_cache_[shape];
 }
 
+template <typename F>
+void Scheduler::for_changed_nodes(const Cluster& cluster, ShapeScores& cache, F visit) {
+  if (!cache.primed || cache.seen_changes < cluster.first_change()) {
+    for (size_t id = 0; id < cluster.size(); ++id) visit(id);  // unchanged nodes return at once
+    cache.primed = true;
+  } else {
+    // Only the nodes changed since this shape was last placed.
+    for (size_t i = cache.seen_changes; i < cluster.change_count(); ++i) visit(cluster.changed_node(i));
+  }
+  cache.seen_changes = cluster.change_count();
+}
+
 Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail) {
   return place_impl(cluster, pod, policy, detail, nullptr, cluster.size());
 }
@@ -235,7 +258,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
 
   // Fit and score one node; for a share the policy's best card. False when
   // the pod does not fit (then `reason` says why, in the full report).
-  auto evaluate = [&](const NodeView& view, NodeScore& score, PodAllocation& allocation,
+  auto evaluate = [&](const NodeView& view, NodeScore& score, PodAllocation* allocation,
                       std::string* reason) {
     if (share && !reason && !gpu.mutex) {
       // A share fits a node exactly when the host has room and some card
@@ -256,7 +279,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       }
       if (!share) {
         score = policy.score(view, pod, fit.allocation);
-        allocation = std::move(fit.allocation);
+        if (allocation) *allocation = std::move(fit.allocation);
         return true;
       }
       candidate_ = std::move(fit.allocation);
@@ -277,8 +300,10 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       }
     }
     if (best_card < 0) return false;
-    candidate_.containers[share_index].assign(1, share_grant(view, *share, best_card));
-    allocation = candidate_;
+    if (allocation) {
+      candidate_.containers[share_index].assign(1, share_grant(view, *share, best_card));
+      *allocation = candidate_;
+    }
     return true;
   };
 
@@ -292,7 +317,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       NodeScore score;
       PodAllocation allocation;
       std::string reason;
-      if (evaluate(view, score, allocation, full ? &reason : nullptr))
+      if (evaluate(view, score, &allocation, full ? &reason : nullptr))
         consider(id, score, allocation);
       else if (full)
         decision.failed.emplace_back(id, std::move(reason));
@@ -301,56 +326,69 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     // The study's Random: the feasible node with the highest lottery ticket.
     // Draw among nodes that may fit, fit only the drawn one, and drop it
     // when it does not: the same choice as scoring every node, without
-    // fitting every node.
-    // Whether a node may fit a request shape only changes with the node: kept
-    // per (shape, node), so unchanged nodes are not checked again.
-    std::vector<CachedScore>* unfit = nullptr;
+    // fitting every node. Whether a node may fit a request shape changes
+    // only with the node: kept per shape and updated from the change log.
+    ShapeScores* cache = nullptr;
     if (pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
-      unfit = &shape_scores(cluster, policy, shapes_.id(pod)).nodes;
-      unfit->resize(cluster.size());
-    }
-    auto& candidates = draw_scratch_;
-    candidates.clear();
-    for (size_t id = 0; id < cluster.size(); ++id) {
-      if (unfit) {
-        auto& known = (*unfit)[id];
-        if (known.version != cluster.version(id)) {
-          known.version = cluster.version(id);
-          known.fits = may_fit(cluster.view(id), pod);  // may fit: fit_pod decides if drawn
-        }
-        if (known.fits) candidates.emplace_back(policy.node_draw(id), id);
-      } else if (may_fit(cluster.view(id), pod)) {
-        candidates.emplace_back(policy.node_draw(id), id);
+      cache = &shape_scores(cluster, policy, shapes_.id(pod));
+      auto& c = *cache;
+      if (c.nodes.size() != cluster.size()) {
+        c.nodes.assign(cluster.size(), {});
+        c.versions.assign(cluster.size(), UINT64_MAX);
+        c.member_at.assign(cluster.size(), UINT32_MAX);
+        c.members.clear();
+        c.primed = false;
       }
-    }
-    while (!candidates.empty()) {
-      auto top = std::max_element(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-        return a.first != b.first ? a.first < b.first : a.second > b.second;
+      for_changed_nodes(cluster, c, [&](size_t id) {
+        auto& known = c.nodes[id];
+        if (c.versions[id] == cluster.version(id)) return;
+        c.versions[id] = cluster.version(id);
+        known.fits = may_fit(cluster.view(id), pod);  // may fit: fit_pod decides if drawn
+        const bool member = c.member_at[id] != UINT32_MAX;
+        if (known.fits && !member) {
+          c.member_at[id] = static_cast<uint32_t>(c.members.size());
+          c.members.push_back(static_cast<uint32_t>(id));
+        } else if (!known.fits && member) {
+          drop_member(c, id);
+        }
       });
+    } else {
+      draw_scratch_.clear();
+      for (size_t id = 0; id < cluster.size(); ++id)
+        if (may_fit(cluster.view(id), pod)) draw_scratch_.push_back(static_cast<uint32_t>(id));
+    }
+    std::vector<uint32_t>& drawn = cache ? cache->members : draw_scratch_;
+    while (!drawn.empty()) {
+      const size_t at = policy.best_draw(drawn);
+      const size_t id = drawn[at];
       NodeScore score;
       PodAllocation allocation;
-      if (evaluate(cluster.view(top->second), score, allocation, nullptr)) {
-        best = {true, top->second, score, std::move(allocation)};
+      if (evaluate(cluster.view(id), score, &allocation, nullptr)) {
+        best = {true, id, score, std::move(allocation)};
         break;
       }
-      if (unfit) (*unfit)[top->second].fits = false;
-      *top = candidates.back();
-      candidates.pop_back();
+      if (cache) {
+        cache->nodes[id].fits = false;  // until the node changes
+        drop_member(*cache, id);
+      } else {
+        drawn[at] = drawn.back();
+        drawn.pop_back();
+      }
     }
   } else if (cache_scores) {
     // A node's score for a request shape only changes with the node: keep
     // it per (shape, node) and re-score only nodes changed since.
     auto& cache = shape_scores(cluster, policy, shapes_.id(pod));
     cache.nodes.resize(cluster.size());
-    PodAllocation scratch_allocation;
+    cache.versions.resize(cluster.size(), UINT64_MAX);
     // Best first: higher rank, then the node listed first.
     auto worse = [](const Candidate& a, const Candidate& b) {
       return a.rank != b.rank ? a.rank < b.rank : a.node > b.node;
     };
     auto rescore = [&](size_t id) {
+      if (cache.versions[id] == cluster.version(id)) return;
+      cache.versions[id] = cluster.version(id);
       auto& e = cache.nodes[id];
-      if (e.version == cluster.version(id)) return;
-      e.version = cluster.version(id);
       // A node in the state of one scored in this scan scores as it did.
       const size_t same = skip_repeats ? first_with_state(cluster, id, policy) : id;
       if (same != id) {
@@ -358,32 +396,25 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         e.score = cache.nodes[same].score;
       } else {
         const NodeView view = cluster.view(id);
-        e.fits = may_fit(view, pod) && evaluate(view, e.score, scratch_allocation, nullptr);
+        e.fits = may_fit(view, pod) && evaluate(view, e.score, nullptr, nullptr);
       }
       if (e.fits) {
-        cache.heap.push_back({e.score.rank, id, e.version});
+        cache.heap.push_back({e.score.rank, id, cluster.version(id)});
         std::push_heap(cache.heap.begin(), cache.heap.end(), worse);
       }
     };
-    if (!cache.primed || cache.seen_changes < cluster.first_change()) {
-      for (size_t id = 0; id < cluster.size(); ++id) rescore(id);  // unchanged nodes return at once
-      cache.primed = true;
-    } else {
-      // Only the nodes changed since this shape was last placed.
-      for (size_t i = cache.seen_changes; i < cluster.change_count(); ++i) rescore(cluster.changed_node(i));
-    }
-    cache.seen_changes = cluster.change_count();
+    for_changed_nodes(cluster, cache, rescore);
     if (cache.heap.size() > 4 * cluster.size() + 64) {  // mostly stale: rebuild from the current scores
       cache.heap.clear();
       for (size_t id = 0; id < cluster.size(); ++id)
-        if (cache.nodes[id].fits && cache.nodes[id].version == cluster.version(id))
-          cache.heap.push_back({cache.nodes[id].score.rank, id, cache.nodes[id].version});
+        if (cache.nodes[id].fits && cache.versions[id] == cluster.version(id))
+          cache.heap.push_back({cache.nodes[id].score.rank, id, cache.versions[id]});
       std::make_heap(cache.heap.begin(), cache.heap.end(), worse);
     }
     while (!cache.heap.empty()) {
       const Candidate& top = cache.heap.front();
       const auto& e = cache.nodes[top.node];
-      if (top.version == cluster.version(top.node) && e.version == top.version && e.fits) {
+      if (top.version == cluster.version(top.node) && cache.versions[top.node] == top.version && e.fits) {
         best.found = true;
         best.node = top.node;
         best.score = e.score;
@@ -394,7 +425,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     }
     if (best.found) {
       NodeScore again;
-      evaluate(cluster.view(best.node), again, best.allocation, nullptr);
+      evaluate(cluster.view(best.node), again, &best.allocation, nullptr);
     }
   } else {
     for (size_t id = 0; id < cluster.size(); ++id) {
@@ -404,7 +435,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       NodeScore score;
       PodAllocation allocation;
       std::string reason;
-      if (evaluate(view, score, allocation, full ? &reason : nullptr))
+      if (evaluate(view, score, &allocation, full ? &reason : nullptr))
         consider(id, score, allocation);
       else if (full)
         decision.failed.emplace_back(id, std::move(reason));

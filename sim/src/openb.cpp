@@ -106,8 +106,7 @@ core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, 
   return cluster;
 }
 
-Workload load_openb_pods(std::string_view csv, const std::string& source, const core::Cluster& fleet,
-                         const OpenbOptions& options) {
+Workload parse_openb_pods(std::string_view csv, const std::string& source, const OpenbOptions& options) {
   const CsvTable t = read_csv_table(csv, source);
   const int name = t.column("name", source), cpu = t.column("cpu_milli", source),
             mem = t.column("memory_mib", source), num = t.column("num_gpu", source),
@@ -157,6 +156,12 @@ Workload load_openb_pods(std::string_view csv, const std::string& source, const 
     }
     rows.push_back(std::move(p));
   }
+  return rows;
+}
+
+Workload load_openb_pods(std::string_view csv, const std::string& source, const core::Cluster& fleet,
+                         const OpenbOptions& options) {
+  Workload rows = parse_openb_pods(csv, source, options);
   if (!options.resample) {
     std::stable_sort(rows.begin(), rows.end(),
                      [](const PodSpec& a, const PodSpec& b) { return a.arrival < b.arrival; });

@@ -82,14 +82,12 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
   if (pod_csvs.empty()) throw InputError("command line", 0, "--openb-pods", "no pod list given");
 
   const core::Cluster fleet = load_openb_nodes(read_file(nodes_csv, "--openb-nodes"), nodes_csv);
-  std::vector<std::string> traces;
-  for (const auto& path : pod_csvs) traces.push_back(read_file(path, "--openb-pods"));
-  // Parse every trace once up front, so bad rows fail before any run.
-  for (size_t t = 0; t < traces.size(); ++t) {
-    OpenbOptions o;
-    o.tune = options.tune;
-    o.resample = false;
-    load_openb_pods(traces[t], pod_csvs[t], fleet, o);
+  // Parse every trace once, up front: bad rows fail before any run, and
+  // each run only reorders and resamples the parsed rows for its seed.
+  std::vector<Workload> traces;
+  for (const auto& path : pod_csvs) {
+    traces.push_back(parse_openb_pods(read_file(path, "--openb-pods"), path, OpenbOptions{}));
+    require_gpu_demand(traces.back(), path);
   }
 
   const size_t per_group = options.policies.size();
@@ -106,7 +104,7 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
         OpenbOptions o;
         o.tune = options.tune;
         o.seed = seed;
-        const Workload w = load_openb_pods(traces[t], pod_csvs[t], fleet, o);
+        const Workload w = study_workload(traces[t], fleet, o, pod_csvs[t]);
         const core::Cluster ordered = study_node_order(fleet, seed);
         for (size_t p = 0; p < per_group; ++p) {
           RunOptions ro;

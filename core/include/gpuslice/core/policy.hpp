@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,9 @@ class Policy {
   // This pod's lottery ticket for a node (highest feasible wins), fixed
   // between begin_pod() calls; score().rank must equal it.
   virtual double node_draw(size_t /*node id*/) const { return 0; }
+  // The position in `nodes` of the highest ticket (equal tickets: the lower
+  // node id); nodes is not empty. One call per scan instead of one per node.
+  virtual size_t best_draw(std::span<const uint32_t> nodes) const;
 
   // Told before each placement decision (a policy drawing lots per pod).
   virtual void begin_pod(const PodRequest&) {}

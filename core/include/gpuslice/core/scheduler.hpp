@@ -96,7 +96,6 @@ class Scheduler {
   std::vector<SeenState> seen_states_;
   uint32_t seen_stamp_ = 0;
   struct CachedScore {
-    uint64_t version = UINT64_MAX;
     bool fits = false;
     NodeScore score;
   };
@@ -108,11 +107,22 @@ class Scheduler {
     uint64_t version = 0;
   };
   struct ShapeScores {
-    std::vector<CachedScore> nodes;  // node -> score at a version
+    // node -> the version its score was taken at (apart from the scores: a
+    // scan reads every version and few scores)
+    std::vector<uint64_t> versions;
+    std::vector<CachedScore> nodes;  // node -> score at that version
     std::vector<Candidate> heap;     // fitting nodes, best on top (stale ones dropped when met)
     size_t seen_changes = 0;         // the cluster's change log read so far
     bool primed = false;
+    // Random: the nodes that may fit (nodes[id].fits), in no order, and
+    // each one's place in that list.
+    std::vector<uint32_t> members;
+    std::vector<uint32_t> member_at;
   };
+  // The nodes of `cache` changed since its last visit (all of them when it
+  // is new or the change log moved past it).
+  template <typename F>
+  void for_changed_nodes(const Cluster& cluster, ShapeScores& cache, F visit);
   // The scores kept for request shape `shape` (reset when the cluster or policy changes).
   ShapeScores& shape_scores(const Cluster& cluster, const Policy& policy, size_t shape);
   RequestShapes shapes_;
@@ -120,7 +130,7 @@ class Scheduler {
   uint64_t score_epoch_ = 0;
   const Policy* score_policy_ = nullptr;
   NodeOrderIndex order_;
-  std::vector<std::pair<double, size_t>> draw_scratch_;  // Random: (ticket, node)
+  std::vector<uint32_t> draw_scratch_;  // Random without a shape cache: nodes that may fit
   // place_among's candidates: node -> the stamp of the last call naming it.
   std::vector<uint32_t> allowed_;
   uint32_t allowed_stamp_ = 0;

@@ -27,8 +27,19 @@ class RandomPolicy final : public Policy {
   bool chooses_share_card() const override { return true; }
   bool draws_nodes_at_random() const override { return true; }
   void begin_pod(const PodRequest&) override { salt_ = splitmix(state_ += 0x9e3779b97f4a7c15ULL); }
-  double node_draw(size_t node) const override {
-    return unit(splitmix(salt_ ^ (node * 0x9e3779b97f4a7c15ULL)));
+  double node_draw(size_t node) const override { return ticket(node); }
+  size_t best_draw(std::span<const uint32_t> nodes) const override {
+    // Tickets compare as their 53-bit integers: no conversion per node.
+    size_t best = 0;
+    uint64_t top = ticket_bits(nodes[0]);
+    for (size_t i = 1; i < nodes.size(); ++i) {
+      const uint64_t t = ticket_bits(nodes[i]);
+      if (t > top || (t == top && nodes[i] < nodes[best])) {
+        top = t;
+        best = i;
+      }
+    }
+    return best;
   }
   NodeScore score(const NodeView& node, const PodRequest&, const PodAllocation& allocation) override {
     const double ticket = node_draw(node.id);
@@ -41,6 +52,9 @@ class RandomPolicy final : public Policy {
   }
 
  private:
+  uint64_t ticket_bits(uint64_t node) const { return splitmix(salt_ ^ (node * 0x9e3779b97f4a7c15ULL)) >> 11; }
+  double ticket(uint64_t node) const { return static_cast<double>(ticket_bits(node)) * 0x1.0p-53; }
+
   uint64_t state_;
   uint64_t salt_ = 0;
 };

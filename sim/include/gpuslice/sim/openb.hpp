@@ -57,6 +57,9 @@ Workload study_workload(Workload trace, const core::Cluster& fleet, const OpenbO
 // go to the node listed first); names are kept.
 core::Cluster study_node_order(const core::Cluster& fleet, uint64_t seed);
 
+// The trace's rows as pods, in file order, before any ordering or
+// resampling (options: departures only). Throws InputError naming the line.
+Workload parse_openb_pods(std::string_view csv, const std::string& source, const OpenbOptions& options);
 // Pods from openb_pod_list_*.csv text, shaped by the study's model.
 Workload load_openb_pods(std::string_view csv, const std::string& source, const core::Cluster& fleet,
                          const OpenbOptions& options);
