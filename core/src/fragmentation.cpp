@@ -127,22 +127,27 @@ FragmentationModel::FragmentationModel(std::vector<TypicalPod> typical) : typica
       ++k;
     if (k == demands_.size()) demands_.push_back(*want);
     demand_of_.push_back(static_cast<uint32_t>(k));
+    count_of_.push_back(want->count);
   }
 }
 
-const std::vector<uint64_t>& FragmentationModel::admitted(const NodeView& node) {
+const FragmentationModel::ShapeFacts& FragmentationModel::facts(const NodeView& node) {
   const uint32_t shape = node.shape;
-  if (admitted_by_shape_.size() <= shape) admitted_by_shape_.resize(shape + 1);
-  auto& mask = admitted_by_shape_[shape];
+  if (facts_by_shape_.size() <= shape) facts_by_shape_.resize(shape + 1);
+  auto& f = facts_by_shape_[shape];
   const Node& n = *node.node;
-  if (mask.empty() && !typical_.empty()) {
-    mask.assign(typical_.size(), 0);
+  if (f.admitted.empty() && !typical_.empty()) {
+    f.admitted.assign(typical_.size(), 0);
     for (size_t t = 0; t < typical_.size(); ++t)
       for (size_t d = 0; d < n.devices.size() && d < 64; ++d)
         if (card_admits(n, d, typical_[t].pod, *typical_[t].pod.first_device_container()))
-          mask[t] |= uint64_t{1} << d;
+          f.admitted[t] |= uint64_t{1} << d;
+    f.memreq.resize(demands_.size() * n.devices.size());
+    for (size_t k = 0; k < demands_.size(); ++k)
+      for (size_t d = 0; d < n.devices.size(); ++d)
+        f.memreq[k * n.devices.size() + d] = demands_[k].memory_on(n.devices[d].memory_mib);
   }
-  return mask;
+  return f;
 }
 
 double FragmentationModel::node_fragment(const NodeView& node) {
@@ -191,7 +196,7 @@ double FragmentationModel::compute(const NodeView& node, std::span<const DeviceU
   int64_t free_total = 0;
   for (size_t d = 0; d < cards; ++d) free_total += (free[d] = card_free_milli(n.devices[d], usage[d]));
   if (free_total == 0) return 0;
-  const auto& mask = admitted(node);
+  const ShapeFacts& f = facts(node);
   double fragment = cpu_only_weight_ * static_cast<double>(free_total);
   constexpr size_t kMaxDemands = 64;
   uint64_t room_small[kMaxDemands];
@@ -203,15 +208,16 @@ double FragmentationModel::compute(const NodeView& node, std::span<const DeviceU
   }
   for (size_t k = 0; k < demands_.size(); ++k) {
     uint64_t bits = 0;
+    const int32_t cores = std::min<int32_t>(demands_[k].cores, 100);
+    const int64_t* memreq = f.memreq.data() + k * cards;
     for (size_t d = 0; d < cards; ++d)
-      if (card_has_room(n.devices[d], usage[d], demands_[k])) bits |= uint64_t{1} << d;
+      if (card_has_room(n.devices[d], usage[d], cores, memreq[d])) bits |= uint64_t{1} << d;
     room[k] = bits;
   }
   for (size_t t = 0; t < typical_.size(); ++t) {
-    const auto& pod = typical_[t].pod;
-    const uint64_t usable = room[demand_of_[t]] & mask[t];
-    const bool fits = std::popcount(usable) >= pod.first_device_container()->count &&
-                      host_cpu_has_room(n, host_used, pod.host);
+    const uint64_t usable = room[demand_of_[t]] & f.admitted[t];
+    const bool fits =
+        std::popcount(usable) >= count_of_[t] && host_cpu_has_room(n, host_used, typical_[t].pod.host);
     int64_t unusable = free_total;
     if (fits)
       for (uint64_t bits = usable; bits; bits &= bits - 1)

@@ -54,11 +54,20 @@ inline std::optional<Reason> capacity_check(const Device& dev, const DeviceUsage
   return std::nullopt;
 }
 
+// Whether a card at `used` has room for a container asking `cores` (at
+// most 100) and `memreq` MiB of it: capacity_check without mutex, as a
+// yes or no, for callers that know the memory a request takes per card.
+inline bool card_has_room(const Device& dev, const DeviceUsage& used, int32_t cores, int64_t memreq) {
+  return dev.slots > used.slots && dev.memory_mib - used.memory_mib >= memreq &&
+         dev.cores - used.cores >= cores && !(dev.cores == 100 && cores == 100 && used.slots > 0) &&
+         !(dev.cores != 0 && used.cores == dev.cores && cores == 0);
+}
+
 // Whether card `d` at `used` has room for the container alone (slots,
 // memory, cores, exclusivity): the part of a card's fit that usage decides.
 inline bool card_has_room(const Device& device, const DeviceUsage& used, const ContainerRequest& request) {
-  int64_t memreq = 0;
-  return !capacity_check(device, used, request, false, memreq);
+  return card_has_room(device, used, std::min<int32_t>(request.cores, 100),
+                       request.memory_on(device.memory_mib));
 }
 
 // Cards one container could take on a node at its usage, each alone: the

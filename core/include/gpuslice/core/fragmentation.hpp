@@ -57,10 +57,14 @@ class FragmentationModel {
                        const HostResources& host_used);
 
  private:
-  // Per node shape and typical pod: which cards may ever serve it (type,
-  // vendor, health) as a bit per card, computed once; room by usage is
-  // checked per call.
-  const std::vector<uint64_t>& admitted(const NodeView& node);
+  // Per node shape, computed once: for each typical pod which cards may
+  // ever serve it (type, vendor, health), a bit per card; for each demand
+  // the MiB it takes on each card. Room by usage is checked per call.
+  struct ShapeFacts {
+    std::vector<uint64_t> admitted;  // [typical]
+    std::vector<int64_t> memreq;     // [demand * cards + card]
+  };
+  const ShapeFacts& facts(const NodeView& node);
 
   double compute(const NodeView& node, std::span<const DeviceUsage> usage, const HostResources& host_used);
 
@@ -70,6 +74,7 @@ class FragmentationModel {
   // distinct demand, not once per typical pod.
   std::vector<ContainerRequest> demands_;  // distinct per-card demands
   std::vector<uint32_t> demand_of_;        // typical pod -> its demand
+  std::vector<int32_t> count_of_;          // typical pod -> cards it asks for
   double cpu_only_weight_ = 0;             // summed weight of the CPU-only ones
   // Fragment by node state (shape, host use, card use), keyed by two
   // independent 64-bit hashes of it: FGD asks about the same states pod
@@ -81,7 +86,7 @@ class FragmentationModel {
   };
   static constexpr size_t kMemoSlots = size_t{1} << 16;
   std::vector<MemoEntry> memo_;
-  std::vector<std::vector<uint64_t>> admitted_by_shape_;  // [shape][typical]: bit per card
+  std::vector<ShapeFacts> facts_by_shape_;
 };
 
 }  // namespace gpuslice::core
