@@ -1,5 +1,6 @@
 #include "gpuslice/core/request_shape.hpp"
 
+#include <functional>
 #include <string_view>
 
 namespace gpuslice::core {
@@ -24,10 +25,7 @@ struct Hasher {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     h *= 0xff51afd7ed558ccdULL;
   }
-  void add(std::string_view s) {
-    add(s.size());
-    for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-  }
+  void add(std::string_view s) { add(std::hash<std::string_view>{}(s)); }
   void add(const std::vector<std::string>& list) {
     add(list.size());
     for (const auto& s : list) add(std::string_view(s));

@@ -43,7 +43,8 @@ class Run {
       if (!w[i].resampled && (!w[i].running_on || w[i].request.wants_devices())) counted.push_back(i);
     args.typical_pods = core::typical_pods(
         counted.size(), [&](size_t i) -> const core::PodRequest& { return w[counted[i]].request; });
-    fragmentation_ = std::make_unique<core::FragmentationModel>(args.typical_pods);
+    fragmentation_ = std::make_shared<core::FragmentationModel>(args.typical_pods);
+    args.fragmentation = fragmentation_;
     fragmentation_typical_ = args.typical_pods.size();
     policy_ = core::make_policy(o.policy, args);
     node_fragment_.resize(cluster_.size());
@@ -425,7 +426,7 @@ class Run {
   RunOptions options_;
   Metrics metrics_;
   std::unique_ptr<core::Policy> policy_;
-  std::unique_ptr<core::FragmentationModel> fragmentation_;
+  std::shared_ptr<core::FragmentationModel> fragmentation_;  // shared with FGD
   std::vector<int64_t> node_fragment_;
   int64_t fragment_total_ = 0;
   size_t fragmentation_typical_ = 0;

@@ -32,10 +32,16 @@ struct TypicalPod {
   double weight = 0;
 };
 
+class FragmentationModel;  // fragmentation.hpp
+
 struct PolicyArgs {
   uint64_t seed = 0;
   std::string gpu_policy = "spread";     // card order for fit (HAMi default)
   std::vector<TypicalPod> typical_pods;  // for FGD
+  // The fragment model over typical_pods when the caller keeps one too (a
+  // simulator measuring fragmentation): FGD then shares it and its memo of
+  // node states instead of computing the same fragments twice.
+  std::shared_ptr<FragmentationModel> fragmentation;
 };
 
 class Policy {

@@ -7,6 +7,7 @@
 // docs/reproduction.md for how the two compare). A node's fragment before
 // is kept until its usage changes.
 #include <cmath>
+#include <memory>
 
 #include "common.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -17,14 +18,17 @@ namespace {
 
 class FgdPolicy final : public Policy {
  public:
-  FgdPolicy(const PolicyArgs& args, bool exact) : model_(args.typical_pods), exact_(exact) {
+  FgdPolicy(const PolicyArgs& args, bool exact)
+      : model_(args.fragmentation ? args.fragmentation
+                                  : std::make_shared<FragmentationModel>(args.typical_pods)),
+        exact_(exact) {
     default_gpu_policy_ = args.gpu_policy;
   }
   std::string_view name() const override { return exact_ ? "fgd-exact" : "fgd"; }
   bool chooses_share_card() const override { return true; }
-  bool score_reads_only_node_state() const override { return !model_.empty(); }
+  bool score_reads_only_node_state() const override { return !model_->empty(); }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
-    if (model_.empty()) {
+    if (model_->empty()) {
       // No workload to learn from: the pod at hand is the typical pod.
       FragmentationModel own({TypicalPod{pod, 1.0}});
       return delta(own, node, pod, allocation, own.node_fragment(node));
@@ -34,9 +38,9 @@ class FgdPolicy final : public Policy {
     if (cached.first != node.version || shape_of_.size() <= node.id || shape_of_[node.id] != node.shape) {
       if (shape_of_.size() <= node.id) shape_of_.resize(node.id + 1, UINT32_MAX);
       shape_of_[node.id] = node.shape;
-      cached = {node.version, model_.node_fragment(node)};
+      cached = {node.version, model_->node_fragment(node)};
     }
-    return delta(model_, node, pod, allocation, cached.second);
+    return delta(*model_, node, pod, allocation, cached.second);
   }
 
  private:
@@ -53,7 +57,7 @@ class FgdPolicy final : public Policy {
     return {score, score};
   }
 
-  FragmentationModel model_;
+  std::shared_ptr<FragmentationModel> model_;
   bool exact_;
   std::vector<std::pair<uint64_t, double>> before_;  // node -> (version, fragment)
   std::vector<uint32_t> shape_of_;
