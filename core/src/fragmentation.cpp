@@ -51,6 +51,15 @@ ShapeKey shape_key(const PodRequest& pod) {
   return k;
 }
 
+// Set bits, inline: std::popcount calls into libgcc on a build without
+// -mpopcnt, and the fragment loop counts once per typical pod and state.
+inline int count_bits(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<int>((x * 0x0101010101010101ULL) >> 56);
+}
+
 // The study checks a typical pod against a node's CPU only.
 bool host_cpu_has_room(const Node& node, const HostResources& used, const HostResources& want) {
   const auto& cap = node.capacity;
@@ -217,7 +226,7 @@ double FragmentationModel::compute(const NodeView& node, std::span<const DeviceU
   for (size_t t = 0; t < typical_.size(); ++t) {
     const uint64_t usable = room[demand_of_[t]] & f.admitted[t];
     const bool fits =
-        std::popcount(usable) >= count_of_[t] && host_cpu_has_room(n, host_used, typical_[t].pod.host);
+        count_bits(usable) >= count_of_[t] && host_cpu_has_room(n, host_used, typical_[t].pod.host);
     int64_t unusable = free_total;
     if (fits)
       for (uint64_t bits = usable; bits; bits &= bits - 1)
