@@ -1,7 +1,8 @@
 // The research policies' fast path (Detail::Minimal: per-(request shape,
-// node) score cache, same-state node skipping, same-card
-// skipping) must choose exactly what the full scan chooses, pod after pod,
-// with departures in between.
+// node) score cache, Random's per-shape lists of nodes that may fit, a
+// shared fragment model, same-state node skipping, same-card skipping)
+// must choose exactly what the full scan chooses, pod after pod, with
+// departures in between.
 #include <catch2/catch.hpp>
 #include <map>
 #include <random>
@@ -81,7 +82,11 @@ void run_equivalence(const std::string& name, uint64_t seed) {
   args.seed = seed;
   args.typical_pods = typical_pods(sample);
   auto pa = make_policy(name, args);
-  auto pb = make_policy(name, args);
+  // The fast side's FGD shares a fragment model (as the simulator's does):
+  // its memo must not change a choice.
+  PolicyArgs shared = args;
+  shared.fragmentation = std::make_shared<FragmentationModel>(args.typical_pods);
+  auto pb = make_policy(name, shared);
   Scheduler sa, sb;
   std::vector<std::pair<PodRequest, Decision>> live;
   int placed = 0, refused = 0;
