@@ -33,16 +33,7 @@ std::string Policy::gpu_policy_for(const PodRequest& pod) const {
 }
 
 size_t Policy::best_draw(std::span<const uint32_t> nodes) const {
-  size_t best = 0;
-  double top = node_draw(nodes[0]);
-  for (size_t i = 1; i < nodes.size(); ++i) {
-    const double t = node_draw(nodes[i]);
-    if (t > top || (t == top && nodes[i] < nodes[best])) {
-      top = t;
-      best = i;
-    }
-  }
-  return best;
+  return highest_ticket(nodes, [this](uint32_t node) { return node_draw(node); });
 }
 
 void register_policy(std::string name, PolicyFactory factory) {

@@ -113,6 +113,23 @@ class Policy {
   std::string default_gpu_policy_ = "spread";
 };
 
+// The position in `nodes` (not empty) of the highest ticket(node), equal
+// tickets going to the lower node id: Policy::best_draw's rule, for
+// policies that compute tickets their own way.
+template <typename Ticket>
+size_t highest_ticket(std::span<const uint32_t> nodes, Ticket ticket) {
+  size_t best = 0;
+  auto top = ticket(nodes[0]);
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    const auto t = ticket(nodes[i]);
+    if (t > top || (t == top && nodes[i] < nodes[best])) {
+      top = t;
+      best = i;
+    }
+  }
+  return best;
+}
+
 using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyArgs&)>;
 
 // Registry by name: "hami", "hami-binpack", "hami-spread", "random", "dotprod",

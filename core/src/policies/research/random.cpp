@@ -30,16 +30,7 @@ class RandomPolicy final : public Policy {
   double node_draw(size_t node) const override { return ticket(node); }
   size_t best_draw(std::span<const uint32_t> nodes) const override {
     // Tickets compare as their 53-bit integers: no conversion per node.
-    size_t best = 0;
-    uint64_t top = ticket_bits(nodes[0]);
-    for (size_t i = 1; i < nodes.size(); ++i) {
-      const uint64_t t = ticket_bits(nodes[i]);
-      if (t > top || (t == top && nodes[i] < nodes[best])) {
-        top = t;
-        best = i;
-      }
-    }
-    return best;
+    return highest_ticket(nodes, [this](uint32_t node) { return ticket_bits(node); });
   }
   NodeScore score(const NodeView& node, const PodRequest&, const PodAllocation& allocation) override {
     const double ticket = node_draw(node.id);
