@@ -104,8 +104,9 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
       tally.add(Reason::CardUuidMismatch);
       continue;
     }
-    int64_t memreq = 0;
-    if (auto r = capacity_check(dev, usage[static_cast<size_t>(d)], req, policy.mutex, memreq)) {
+    const int64_t memreq = req.memory_on(dev.memory_mib);
+    if (auto r = capacity_check(dev, usage[static_cast<size_t>(d)], std::min<int32_t>(req.cores, 100), memreq,
+                                policy.mutex)) {
       tally.add(*r);
       continue;
     }
@@ -150,15 +151,12 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
 }
 
 std::optional<std::string> host_check(const NodeView& node, const PodRequest& pod) {
-  const auto& cap = node.node->capacity;
-  const bool cpu_short = cap.cpu_milli > 0 && node.host_used.cpu_milli + pod.host.cpu_milli > cap.cpu_milli;
-  const bool mem_short =
-      cap.memory_mib > 0 && node.host_used.memory_mib + pod.host.memory_mib > cap.memory_mib;
-  if (!cpu_short && !mem_short) return std::nullopt;
-  if (cpu_short && mem_short)
+  const HostShortfall short_of = host_shortfall(node, pod);
+  if (!short_of.any()) return std::nullopt;
+  if (short_of.cpu && short_of.memory)
     return std::string(reason_name(Reason::InsufficientCpu)) + ", " +
            std::string(reason_name(Reason::InsufficientMemory));
-  return std::string(reason_name(cpu_short ? Reason::InsufficientCpu : Reason::InsufficientMemory));
+  return std::string(reason_name(short_of.cpu ? Reason::InsufficientCpu : Reason::InsufficientMemory));
 }
 
 }  // namespace

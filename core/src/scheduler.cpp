@@ -26,13 +26,6 @@ const ContainerRequest* share_request(const PodRequest& pod, size_t& container_i
   return whole ? nullptr : found;
 }
 
-// The host check of HAMi's fit (CPU and memory, when tracked).
-bool host_has_room(const NodeView& node, const PodRequest& pod) {
-  const auto& cap = node.node->capacity;
-  return !(cap.cpu_milli > 0 && node.host_used.cpu_milli + pod.host.cpu_milli > cap.cpu_milli) &&
-         !(cap.memory_mib > 0 && node.host_used.memory_mib + pod.host.memory_mib > cap.memory_mib);
-}
-
 // What a share takes on `card` (HAMi Fit's grant for one card).
 DeviceGrant share_grant(const NodeView& view, const ContainerRequest& share, int card) {
   return DeviceGrant{card, share.memory_on(view.device(static_cast<size_t>(card)).memory_mib),
@@ -54,7 +47,7 @@ void drop_member(Cache& c, size_t id) {
 // the container alone. Lets the ranked path skip full nodes in a few
 // integer compares; fit_pod still decides.
 bool may_fit(const NodeView& node, const PodRequest& pod) {
-  if (!host_has_room(node, pod)) return false;
+  if (host_shortfall(node, pod).any()) return false;
   for (size_t c = 0; c < pod.container_count(); ++c) {
     const auto& req = pod.container_at(c);
     if (!req.wants_devices()) continue;
@@ -265,7 +258,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       // could take it alone (HAMi's fit with one card wanted: no NUMA or
       // topology step can refuse a single card; mutex can, so it takes the
       // full fit). Without a report to write, skip ordering the cards.
-      if (!host_has_room(view, pod)) return false;
+      if (host_shortfall(view, pod).any()) return false;
       fitting_cards(view, view.usage, pod, *share, cards_);
       if (cards_.empty()) return false;
       candidate_.init_count = pod.init_containers.size();
@@ -332,23 +325,21 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     if (pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
       cache = &shape_scores(cluster, policy, shapes_.id(pod));
       auto& c = *cache;
-      if (c.nodes.size() != cluster.size()) {
-        c.nodes.assign(cluster.size(), {});
+      if (c.versions.size() != cluster.size()) {
         c.versions.assign(cluster.size(), UINT64_MAX);
         c.member_at.assign(cluster.size(), UINT32_MAX);
         c.members.clear();
         c.primed = false;
       }
       for_changed_nodes(cluster, c, [&](size_t id) {
-        auto& known = c.nodes[id];
         if (c.versions[id] == cluster.version(id)) return;
         c.versions[id] = cluster.version(id);
-        known.fits = may_fit(cluster.view(id), pod);  // may fit: fit_pod decides if drawn
+        const bool fits = may_fit(cluster.view(id), pod);  // may fit: fit_pod decides if drawn
         const bool member = c.member_at[id] != UINT32_MAX;
-        if (known.fits && !member) {
+        if (fits && !member) {
           c.member_at[id] = static_cast<uint32_t>(c.members.size());
           c.members.push_back(static_cast<uint32_t>(id));
-        } else if (!known.fits && member) {
+        } else if (!fits && member) {
           drop_member(c, id);
         }
       });
@@ -368,8 +359,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         break;
       }
       if (cache) {
-        cache->nodes[id].fits = false;  // until the node changes
-        drop_member(*cache, id);
+        drop_member(*cache, id);  // until the node changes
       } else {
         drawn[at] = drawn.back();
         drawn.pop_back();

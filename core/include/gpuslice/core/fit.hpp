@@ -38,15 +38,14 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
 // type and UUID selectors): the part of a card's fit that usage never changes.
 bool card_admits(const Node& node, size_t d, const PodRequest& pod, const ContainerRequest& request);
 
-// HAMi Fit's checks after the NUMA step (6 to 13) for one card, in its
+// HAMi Fit's checks after the NUMA step (6 to 13) for one card, for a
+// container asking `cores` (at most 100) and `memreq` MiB of it, in HAMi's
 // order; the first failing one is the card's reason. Inline: FGD runs it
 // millions of times.
-inline std::optional<Reason> capacity_check(const Device& dev, const DeviceUsage& used,
-                                            const ContainerRequest& req, bool mutex, int64_t& memreq) {
+inline std::optional<Reason> capacity_check(const Device& dev, const DeviceUsage& used, int32_t cores,
+                                            int64_t memreq, bool mutex) {
   if (dev.slots <= used.slots) return Reason::CardTimeSlicingExhausted;
   if (mutex && used.slots > 0) return Reason::ExclusiveDeviceAllocateConflict;
-  const int32_t cores = std::min<int32_t>(req.cores, 100);
-  memreq = req.memory_on(dev.memory_mib);
   if (dev.memory_mib - used.memory_mib < memreq) return Reason::CardInsufficientMemory;
   if (dev.cores - used.cores < cores) return Reason::CardInsufficientCore;
   if (dev.cores == 100 && cores == 100 && used.slots > 0) return Reason::ExclusiveDeviceAllocateConflict;
@@ -54,13 +53,22 @@ inline std::optional<Reason> capacity_check(const Device& dev, const DeviceUsage
   return std::nullopt;
 }
 
-// Whether a card at `used` has room for a container asking `cores` (at
-// most 100) and `memreq` MiB of it: capacity_check without mutex, as a
-// yes or no, for callers that know the memory a request takes per card.
+// Whether a card at `used` has room for a container asking `cores` and
+// `memreq` MiB of it (no mutex), for callers that know the MiB per card.
 inline bool card_has_room(const Device& dev, const DeviceUsage& used, int32_t cores, int64_t memreq) {
-  return dev.slots > used.slots && dev.memory_mib - used.memory_mib >= memreq &&
-         dev.cores - used.cores >= cores && !(dev.cores == 100 && cores == 100 && used.slots > 0) &&
-         !(dev.cores != 0 && used.cores == dev.cores && cores == 0);
+  return !capacity_check(dev, used, cores, memreq, false);
+}
+
+// Whether the node's host has room for the pod's CPU and memory (each
+// checked only where the node tracks it): HAMi's fit starts there.
+struct HostShortfall {
+  bool cpu = false, memory = false;
+  bool any() const { return cpu || memory; }
+};
+inline HostShortfall host_shortfall(const NodeView& node, const PodRequest& pod) {
+  const auto& cap = node.node->capacity;
+  return {cap.cpu_milli > 0 && node.host_used.cpu_milli + pod.host.cpu_milli > cap.cpu_milli,
+          cap.memory_mib > 0 && node.host_used.memory_mib + pod.host.memory_mib > cap.memory_mib};
 }
 
 // Whether card `d` at `used` has room for the container alone (slots,

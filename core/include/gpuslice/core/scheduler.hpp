@@ -114,8 +114,8 @@ class Scheduler {
     std::vector<Candidate> heap;     // fitting nodes, best on top (stale ones dropped when met)
     size_t seen_changes = 0;         // the cluster's change log read so far
     bool primed = false;
-    // Random: the nodes that may fit (nodes[id].fits), in no order, and
-    // each one's place in that list.
+    // Random: the nodes that may fit, in no order, and each one's place in
+    // that list (UINT32_MAX: not in it).
     std::vector<uint32_t> members;
     std::vector<uint32_t> member_at;
   };

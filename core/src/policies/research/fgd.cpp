@@ -46,12 +46,11 @@ class FgdPolicy final : public Policy {
  private:
   NodeScore delta(FragmentationModel& model, const NodeView& node, const PodRequest& pod,
                   const PodAllocation& allocation, double before) {
-    UsageAfter& after = after_;
-    if (!usage_after(node, allocation, after)) return {0, 0};
+    if (!usage_after(node, allocation, after_)) return {0, 0};
     HostResources host = node.host_used;
     host.cpu_milli += pod.host.cpu_milli;
     host.memory_mib += pod.host.memory_mib;
-    const double gain = before - model.node_fragment(node, after.span(), host);
+    const double gain = before - model.node_fragment(node, after_.span(), host);
     if (exact_) return {gain, gain};
     const double score = go_int64(1.0 / (1.0 + std::exp(-(gain / 1000))) * 100);
     return {score, score};
