@@ -43,23 +43,38 @@ bool Cluster::same_state(size_t a, size_t b) const {
 }
 
 size_t Cluster::add_node(Node node) {
-  epoch_.value = next_epoch();
-  changes_.clear();
   if (by_name_.count(node.name))
     throw std::invalid_argument(fmt::format("duplicate node name '{}'", node.name));
-  const size_t id = nodes_.size();
-  by_name_.emplace(node.name, id);
-  first_device_.push_back(static_cast<uint32_t>(usage_.size()));
-  usage_.resize(usage_.size() + node.devices.size());
-  host_used_.push_back({});
-  version_.push_back(0);
   // A cordon names UUIDs, so a cordoned node is a shape of its own.
   std::string key = shape_key(node);
   if (!node.cordoned_uuids.empty()) {
     key += fmt::format("|cordoned:{}|", fmt::join(node.cordoned_uuids, ","));
     for (const auto& d : node.devices) key += d.uuid + ",";
   }
-  shape_.push_back(shape_id(key));
+  return append(std::move(node), shape_id(key));
+}
+
+Cluster Cluster::reordered(std::span<const size_t> order) const {
+  if (order.size() != size()) throw std::invalid_argument("reordered: not a permutation of the nodes");
+  Cluster out;
+  for (size_t id : order) {
+    if (id >= size() || out.by_name_.count(nodes_[id].name))
+      throw std::invalid_argument("reordered: not a permutation of the nodes");
+    out.append(nodes_[id], shape_[id]);
+  }
+  return out;
+}
+
+size_t Cluster::append(Node node, uint32_t shape) {
+  epoch_.value = next_epoch();
+  changes_.clear();
+  const size_t id = nodes_.size();
+  by_name_.emplace(node.name, id);
+  first_device_.push_back(static_cast<uint32_t>(usage_.size()));
+  usage_.resize(usage_.size() + node.devices.size());
+  host_used_.push_back({});
+  version_.push_back(0);
+  shape_.push_back(shape);
   nodes_.push_back(std::move(node));
   return id;
 }

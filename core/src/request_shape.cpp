@@ -1,6 +1,7 @@
 #include "gpuslice/core/request_shape.hpp"
 
-#include <functional>
+#include <algorithm>
+#include <cstring>
 #include <string_view>
 
 namespace gpuslice::core {
@@ -25,7 +26,14 @@ struct Hasher {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     h *= 0xff51afd7ed558ccdULL;
   }
-  void add(std::string_view s) { add(std::hash<std::string_view>{}(s)); }
+  // A string adds its length and first bytes: enough to part the strings
+  // requests carry (vendors, policies, types); same_shape decides the rest.
+  void add(std::string_view s) {
+    uint64_t head = 0;
+    if (!s.empty()) std::memcpy(&head, s.data(), std::min(s.size(), sizeof head));
+    add(s.size());
+    add(head);
+  }
   void add(const std::vector<std::string>& list) {
     add(list.size());
     for (const auto& s : list) add(std::string_view(s));

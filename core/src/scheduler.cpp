@@ -175,7 +175,10 @@ Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Po
 
 template <typename F>
 void Scheduler::for_changed_nodes(const Cluster& cluster, ShapeScores& cache, F visit) {
-  if (!cache.primed || cache.seen_changes < cluster.first_change()) {
+  // A log longer than the cluster is read as a scan of every node: in order,
+  // and no node twice.
+  if (!cache.primed || cache.seen_changes < cluster.first_change() ||
+      cluster.change_count() - cache.seen_changes >= cluster.size()) {
     for (size_t id = 0; id < cluster.size(); ++id) visit(id);  // unchanged nodes return at once
     cache.primed = true;
   } else {
@@ -369,12 +372,12 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     // A node's score for a request shape only changes with the node: keep
     // it per (shape, node) and re-score only nodes changed since.
     auto& cache = shape_scores(cluster, policy, shapes_.id(pod));
-    cache.nodes.resize(cluster.size());
-    cache.versions.resize(cluster.size(), UINT64_MAX);
-    // Best first: higher rank, then the node listed first.
-    auto worse = [](const Candidate& a, const Candidate& b) {
-      return a.rank != b.rank ? a.rank < b.rank : a.node > b.node;
-    };
+    if (cache.fitting.size() != cluster.size()) {
+      cache.nodes.assign(cluster.size(), {});
+      cache.versions.assign(cluster.size(), UINT64_MAX);
+      cache.fitting.reset(cluster.size());
+      cache.primed = false;
+    }
     auto rescore = [&](size_t id) {
       if (cache.versions[id] == cluster.version(id)) return;
       cache.versions[id] = cluster.version(id);
@@ -388,30 +391,16 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         const NodeView view = cluster.view(id);
         e.fits = may_fit(view, pod) && evaluate(view, e.score, nullptr, nullptr);
       }
-      if (e.fits) {
-        cache.heap.push_back({e.score.rank, id, cluster.version(id)});
-        std::push_heap(cache.heap.begin(), cache.heap.end(), worse);
-      }
+      if (e.fits)
+        cache.fitting.set(id, e.score.rank);
+      else
+        cache.fitting.remove(id);
     };
     for_changed_nodes(cluster, cache, rescore);
-    if (cache.heap.size() > 4 * cluster.size() + 64) {  // mostly stale: rebuild from the current scores
-      cache.heap.clear();
-      for (size_t id = 0; id < cluster.size(); ++id)
-        if (cache.nodes[id].fits && cache.versions[id] == cluster.version(id))
-          cache.heap.push_back({cache.nodes[id].score.rank, id, cache.versions[id]});
-      std::make_heap(cache.heap.begin(), cache.heap.end(), worse);
-    }
-    while (!cache.heap.empty()) {
-      const Candidate& top = cache.heap.front();
-      const auto& e = cache.nodes[top.node];
-      if (top.version == cluster.version(top.node) && cache.versions[top.node] == top.version && e.fits) {
-        best.found = true;
-        best.node = top.node;
-        best.score = e.score;
-        break;
-      }
-      std::pop_heap(cache.heap.begin(), cache.heap.end(), worse);
-      cache.heap.pop_back();
+    if (const auto top = cache.fitting.best()) {
+      best.found = true;
+      best.node = *top;
+      best.score = cache.nodes[*top].score;
     }
     if (best.found) {
       NodeScore again;

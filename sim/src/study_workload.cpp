@@ -83,9 +83,7 @@ core::Cluster study_node_order(const core::Cluster& fleet, uint64_t seed) {
             [&](size_t a, size_t b) { return fleet.node(a).name < fleet.node(b).name; });
   std::mt19937_64 rng(seed ^ 0x6e6f64652d6f7264ULL);  // a stream apart from the workload's
   shuffle(order, rng);
-  core::Cluster out;
-  for (size_t id : order) out.add_node(fleet.node(id));
-  return out;
+  return fleet.reordered(order);
 }
 
 }  // namespace gpuslice::sim

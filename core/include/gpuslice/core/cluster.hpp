@@ -32,6 +32,10 @@ class Cluster {
  public:
   // Adds a node; names must be unique. Returns its id (dense, from 0).
   size_t add_node(Node node);
+  // The same nodes, unused, in `order` (a permutation of the ids): node i of
+  // the result is node order[i] here. Shapes carry over without rebuilding
+  // their keys (the study reorders the fleet per seed).
+  Cluster reordered(std::span<const size_t> order) const;
   size_t size() const { return nodes_.size(); }
   const Node& node(size_t id) const { return nodes_[id]; }
   std::optional<size_t> find(std::string_view name) const;
@@ -67,6 +71,7 @@ class Cluster {
 
  private:
   void apply(size_t id, const PodAllocation& allocation, const HostResources& host, int sign);
+  size_t append(Node node, uint32_t shape);
 
   std::vector<Node> nodes_;
   std::vector<uint32_t> first_device_;

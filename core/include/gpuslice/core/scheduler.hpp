@@ -14,6 +14,7 @@
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/request.hpp"
 #include "gpuslice/core/request_shape.hpp"
+#include "gpuslice/core/winner_tree.hpp"
 
 namespace gpuslice::core {
 
@@ -99,19 +100,12 @@ class Scheduler {
     bool fits = false;
     NodeScore score;
   };
-  // Candidates ordered best first (rank, then the lower node), checked
-  // against the node's version when they reach the top.
-  struct Candidate {
-    double rank = 0;
-    size_t node = 0;
-    uint64_t version = 0;
-  };
   struct ShapeScores {
     // node -> the version its score was taken at (apart from the scores: a
     // scan reads every version and few scores)
     std::vector<uint64_t> versions;
     std::vector<CachedScore> nodes;  // node -> score at that version
-    std::vector<Candidate> heap;     // fitting nodes, best on top (stale ones dropped when met)
+    WinnerTree fitting;              // the fitting nodes by score: the best at the root
     size_t seen_changes = 0;         // the cluster's change log read so far
     bool primed = false;
     // Random: the nodes that may fit, in no order, and each one's place in

@@ -31,13 +31,18 @@ struct EventLater {
 class Engine {
  public:
   void schedule(double time, EventKind kind, uint32_t pod);
-  bool empty() const { return queue_.empty(); }
+  bool empty() const { return queue_.empty() && in_order_next_ == in_order_.size(); }
   // Removes and returns the next event, advancing the clock to it.
   Event next();
   double now() const { return now_; }
-  size_t pending() const { return queue_.size(); }
+  size_t pending() const { return queue_.size() + (in_order_.size() - in_order_next_); }
 
  private:
+  // Events scheduled in the order they will run (a trace's arrivals, all
+  // known up front) wait in a plain list; the rest in a heap. next() takes
+  // the earlier of the two heads, so the order is the heap's alone.
+  std::vector<Event> in_order_;
+  size_t in_order_next_ = 0;
   std::priority_queue<Event, std::vector<Event>, EventLater> queue_;
   uint64_t seq_ = 0;
   double now_ = 0;
