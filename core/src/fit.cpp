@@ -69,13 +69,13 @@ std::optional<Reason> pre_numa_check(const Node& node, const Device& dev, const 
 // the picks are charged to `usage`.
 bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const PodRequest& pod,
                    const ContainerRequest& req, const GpuPolicy& policy, FitScratch& s,
-                   std::vector<DeviceGrant>& out, std::string& reason) {
+                   std::vector<DeviceGrant>& out, Refusal& refusal) {
   const Node& n = *node.node;
   // Only the request's vendor's cards take part (HAMi getNodeResources).
   const int cards = static_cast<int>(std::count_if(n.devices.begin(), n.devices.end(),
                                                    [&](const Device& d) { return d.vendor == req.vendor; }));
   if (req.count > cards) {
-    reason = std::string(reason_name(Reason::NodeInsufficientDevice));
+    refusal.add_node_wide(Reason::NodeInsufficientDevice);
     return false;
   }
   order_devices(node, usage, req, pod.weights, policy, pod.selectors.numa_bind, s.order);
@@ -137,7 +137,7 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
   if (!ok) {
     if (!s.picks.empty())
       tally.set(Reason::AllocatedCardsInsufficientRequest, static_cast<int>(s.picks.size()));
-    reason = tally.format(cards);
+    refusal = Refusal(tally, cards);
     return false;
   }
   for (const auto& p : s.picks) {
@@ -150,23 +150,21 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
   return true;
 }
 
-std::optional<std::string> host_check(const NodeView& node, const PodRequest& pod) {
+// kube-scheduler's NodeResourcesFit reasons for the host; empty when it has room.
+Refusal host_check(const NodeView& node, const PodRequest& pod) {
   const HostShortfall short_of = host_shortfall(node, pod);
-  if (!short_of.any()) return std::nullopt;
-  if (short_of.cpu && short_of.memory)
-    return std::string(reason_name(Reason::InsufficientCpu)) + ", " +
-           std::string(reason_name(Reason::InsufficientMemory));
-  return std::string(reason_name(short_of.cpu ? Reason::InsufficientCpu : Reason::InsufficientMemory));
+  Refusal refusal;
+  if (short_of.cpu) refusal.add_node_wide(Reason::InsufficientCpu);
+  if (short_of.memory) refusal.add_node_wide(Reason::InsufficientMemory);
+  return refusal;
 }
 
 }  // namespace
 
 FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy, FitScratch& s) {
   FitResult result;
-  if (auto r = host_check(node, pod)) {
-    result.reason = std::move(*r);
-    return result;
-  }
+  result.refusal = host_check(node, pod);
+  if (!result.refusal.empty()) return result;
   const size_t total = pod.container_count();
   result.allocation.containers.assign(total, {});
   result.allocation.init_count = pod.init_containers.size();
@@ -178,7 +176,7 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
     if (!req.wants_devices()) continue;
     s.usage.assign(node.usage.begin(), node.usage.end());
     if (!fit_container(node, s.usage, pod, req, gpu_policy, s, result.allocation.containers[i],
-                       result.reason))
+                       result.refusal))
       return result;
   }
   // App containers run together: each sees what the previous ones took.
@@ -187,7 +185,7 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
     const auto& req = pod.containers[j];
     if (!req.wants_devices()) continue;
     if (!fit_container(node, s.usage, pod, req, gpu_policy, s,
-                       result.allocation.containers[pod.init_containers.size() + j], result.reason))
+                       result.allocation.containers[pod.init_containers.size() + j], result.refusal))
       return result;
   }
   result.fits = true;

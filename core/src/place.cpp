@@ -155,7 +155,7 @@ nlohmann::ordered_json to_json(const PlaceOutcome& o) {
   j["score"] = d.placed() ? d.score : 0.0;
   j["allocation"] = o.allocation_annotation;
   nlohmann::ordered_json failed = nlohmann::ordered_json::object();
-  for (const auto& [id, reason] : d.failed) failed[o.cluster.node(id).name] = reason;
+  for (const auto& [id, refusal] : d.failed) failed[o.cluster.node(id).name] = refusal.format();
   j["failed_nodes"] = std::move(failed);
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   for (const auto& e : d.events)
@@ -202,8 +202,8 @@ std::string to_text(const PlaceOutcome& o) {
   }
   if (!d.failed.empty()) {
     out += "nodes that do not fit:\n";
-    for (const auto& [id, reason] : d.failed)
-      out += fmt::format("  {}: {}\n", o.cluster.node(id).name, reason);
+    for (const auto& [id, refusal] : d.failed)
+      out += fmt::format("  {}: {}\n", o.cluster.node(id).name, refusal.format());
   }
   out += "events:\n";
   for (const auto& e : d.events) out += fmt::format("  {:<8} {:<17} {}\n", e.type, e.reason, e.message);

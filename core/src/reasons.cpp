@@ -48,37 +48,28 @@ bool ReasonTally::empty() const {
   return std::all_of(counts_.begin(), counts_.end(), [](int c) { return c == 0; });
 }
 
-std::string ReasonTally::format(int cards) const {
+bool is_node_wide(Reason r) {
+  return r == Reason::NodeInsufficientDevice || r == Reason::InsufficientCpu ||
+         r == Reason::InsufficientMemory;
+}
+
+std::string Refusal::format() const {
   std::vector<std::string> parts;
-  for (size_t i = 0; i < kReasonCount; ++i)
-    if (counts_[i] != 0)
-      parts.push_back(fmt::format("{}/{} {}", counts_[i], cards, reason_name(static_cast<Reason>(i))));
+  for_each_reason([&](Reason r) {
+    if (is_node_wide(r))
+      parts.emplace_back(reason_name(r));
+    else
+      parts.push_back(fmt::format("{}/{} {}", tally_.count(r), cards_, reason_name(r)));
+  });
   std::sort(parts.begin(), parts.end());
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::vector<std::string> parse_reason_names(std::string_view formatted) {
-  // HAMi ParseReason reads "<n>/<m> <Name>" entries split by ", ". Entries
-  // without a count (NodeInsufficientDevice, host reasons) are whole names:
-  // HAMi drops them from its events, we keep them so users see why.
-  std::vector<std::string> names;
-  size_t pos = 0;
-  while (pos < formatted.size()) {
-    size_t end = formatted.find(", ", pos);
-    std::string_view part =
-        formatted.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    size_t space = part.find(' ');
-    size_t slash = part.find('/');
-    if (space != std::string_view::npos && slash != std::string_view::npos && slash < space) {
-      std::string_view name = part.substr(space + 1);
-      names.emplace_back(name.substr(0, name.find(' ')));
-    } else if (!part.empty()) {
-      names.emplace_back(part);
-    }
-    if (end == std::string_view::npos) break;
-    pos = end + 2;
-  }
-  return names;
+uint64_t Refusal::hash() const {
+  uint64_t h = static_cast<uint64_t>(cards_) * 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < kReasonCount; ++i)
+    h = (h ^ static_cast<uint64_t>(tally_.count(static_cast<Reason>(i)))) * 0xff51afd7ed558ccdULL;
+  return h;
 }
 
 }  // namespace gpuslice::core

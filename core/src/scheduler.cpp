@@ -253,10 +253,9 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   };
 
   // Fit and score one node; for a share the policy's best card. False when
-  // the pod does not fit (then `reason` says why, in the full report).
-  auto evaluate = [&](const NodeView& view, NodeScore& score, PodAllocation* allocation,
-                      std::string* reason) {
-    if (share && !reason && !gpu.mutex) {
+  // the pod does not fit (then `refusal` says why, in the full report).
+  auto evaluate = [&](const NodeView& view, NodeScore& score, PodAllocation* allocation, Refusal* refusal) {
+    if (share && !refusal && !gpu.mutex) {
       // A share fits a node exactly when the host has room and some card
       // could take it alone (HAMi's fit with one card wanted: no NUMA or
       // topology step can refuse a single card; mutex can, so it takes the
@@ -270,7 +269,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     } else {
       FitResult fit = fit_pod(view, pod, gpu, scratch_);
       if (!fit.fits) {
-        if (reason) *reason = std::move(fit.reason);
+        if (refusal) *refusal = fit.refusal;
         return false;
       }
       if (!share) {
@@ -312,11 +311,11 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       NodeScore score;
       PodAllocation allocation;
-      std::string reason;
-      if (evaluate(view, score, &allocation, full ? &reason : nullptr))
+      Refusal refusal;
+      if (evaluate(view, score, &allocation, full ? &refusal : nullptr))
         consider(id, score, allocation);
       else if (full)
-        decision.failed.emplace_back(id, std::move(reason));
+        decision.failed.emplace_back(id, refusal);
     }
   } else if (!full && policy.draws_nodes_at_random()) {
     // The study's Random: the feasible node with the highest lottery ticket.
@@ -413,11 +412,11 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       NodeScore score;
       PodAllocation allocation;
-      std::string reason;
-      if (evaluate(view, score, &allocation, full ? &reason : nullptr))
+      Refusal refusal;
+      if (evaluate(view, score, &allocation, full ? &refusal : nullptr))
         consider(id, score, allocation);
       else if (full)
-        decision.failed.emplace_back(id, std::move(reason));
+        decision.failed.emplace_back(id, refusal);
     }
   }
 
@@ -463,8 +462,9 @@ std::string filtering_succeed_message(const Cluster& cluster, const Decision& de
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
                                            size_t considered) {
   std::map<std::string, std::vector<std::string>> by_reason;
-  for (const auto& [id, reason] : decision.failed)
-    for (auto& name : parse_reason_names(reason)) by_reason[name].push_back(cluster.node(id).name);
+  for (const auto& [id, refusal] : decision.failed)
+    refusal.for_each_reason(
+        [&](Reason r) { by_reason[std::string(reason_name(r))].push_back(cluster.node(id).name); });
   std::vector<Event> events;
   for (auto& [reason, nodes] : by_reason) {
     std::sort(nodes.begin(), nodes.end());

@@ -238,7 +238,7 @@ RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
     const core::PlaceOutcome placed = core::place(req);
     out.placed = placed.decision.placed();
     if (!out.placed) {
-      for (const auto& [node, why] : placed.decision.failed) out.reason = why;
+      for (const auto& [node, why] : placed.decision.failed) out.reason = why.format();
       if (out.reason.empty() && !placed.decision.events.empty())
         out.reason = placed.decision.events.back().message;
       out.as_expected = pod.expect == "unschedulable";

@@ -387,7 +387,8 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
                          node_name, asked, options_.full_report_nodes)});
     } else {
       for (const auto name : unregistered) result.failed[std::string(name)] = "node unregistered";
-      for (const auto& [id, reason] : decision.failed) result.failed[cluster_.node(id).name] = reason;
+      for (const auto& [id, refusal] : decision.failed)
+        result.failed[cluster_.node(id).name] = refusal.format();
     }
   }
   if (!decision.placed()) {

@@ -188,10 +188,10 @@ class Run {
   // Why a pod does not fit: the reason most nodes give, as HAMi's events say it.
   void explain(uint32_t id, const core::Decision& d) {
     ++explained_;
-    std::map<std::string, size_t> by_reason;
-    for (const auto& [node, reason] : d.failed)
-      for (const auto& name : core::parse_reason_names(reason)) ++by_reason[name];
-    records_[id].reason = top_reason(by_reason);
+    NodesPerReason nodes{};
+    for (const auto& [node, refusal] : d.failed)
+      refusal.for_each_reason([&](core::Reason r) { ++nodes[static_cast<size_t>(r)]; });
+    records_[id].reason = top_reason(by_name(nodes));
     for (const auto& e : d.events) event(id, e);
   }
 
@@ -202,12 +202,20 @@ class Run {
     ++explained_;
     const auto& p = workload_[id];
     const auto by_reason =
-        explainer_.reasons(cluster_, shape_of_[id], p.request, policy_->gpu_policy_for(p.request));
+        by_name(explainer_.reasons(cluster_, shape_of_[id], p.request, policy_->gpu_policy_for(p.request)));
     records_[id].reason = top_reason(by_reason);
     for (const auto& [reason, nodes] : by_reason)
       event(id, {"Warning", "FilteringFailed", fmt::format("{} nodes {}", nodes, reason)});
     event(id, {"Warning", "FilteringFailed",
                fmt::format("no available node, {} nodes do not meet", cluster_.size())});
+  }
+
+  // Reasons by the names HAMi's events use: the one place they become text.
+  static std::map<std::string, size_t> by_name(const NodesPerReason& nodes) {
+    std::map<std::string, size_t> named;
+    for (size_t r = 0; r < nodes.size(); ++r)
+      if (nodes[r] > 0) named[std::string(core::reason_name(static_cast<core::Reason>(r)))] = nodes[r];
+    return named;
   }
 
   static std::string top_reason(const std::map<std::string, size_t>& by_reason) {

@@ -166,7 +166,7 @@ void run_case(const YAML::Node& c) {
   }
   if (want["failed"]) {
     std::map<std::string, std::string> got;
-    for (const auto& [id, reason] : d.failed) got[cluster.node(id).name] = reason;
+    for (const auto& [id, refusal] : d.failed) got[cluster.node(id).name] = refusal.format();
     CHECK(got == want["failed"].as<std::map<std::string, std::string>>());
   }
   if (want["events"]) {

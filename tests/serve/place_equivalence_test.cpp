@@ -133,8 +133,8 @@ TEST_CASE("place and /filter decide alike over the conformance cases", "[serve][
           CHECK(ann["hami.io/vgpu-node"] == got.nodes->front());
         } else {
           std::map<std::string, std::string> want_failed;
-          for (const auto& [id, reason] : want.decision.failed)
-            want_failed[want.cluster.node(id).name] = reason;
+          for (const auto& [id, refusal] : want.decision.failed)
+            want_failed[want.cluster.node(id).name] = refusal.format();
           CHECK(got.failed == want_failed);
         }
         ++compared;

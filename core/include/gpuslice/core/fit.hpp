@@ -20,7 +20,7 @@ namespace gpuslice::core {
 
 struct FitResult {
   bool fits = false;
-  std::string reason;        // HAMi node reason when it does not fit
+  Refusal refusal;           // why not, when it does not fit
   PodAllocation allocation;  // when it fits
 };
 

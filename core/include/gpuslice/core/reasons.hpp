@@ -41,14 +41,44 @@ class ReasonTally {
   void set(Reason r, int n) { counts_[static_cast<size_t>(r)] = n; }
   int count(Reason r) const { return counts_[static_cast<size_t>(r)]; }
   bool empty() const;
-  // HAMi GenReason: "<n>/<cards> <Reason>" entries sorted as strings, joined by ", ".
-  std::string format(int cards) const;
+  friend bool operator==(const ReasonTally&, const ReasonTally&) = default;
 
  private:
   std::array<int, kReasonCount> counts_{};
 };
 
-// HAMi ParseReason: the reason names of a formatted node reason.
-std::vector<std::string> parse_reason_names(std::string_view formatted);
+// Reasons about the whole node, not a count of its cards: the host's
+// shortfall (kube-scheduler's words) and HAMi's NodeInsufficientDevice.
+bool is_node_wide(Reason r);
+
+// Why one node refused a pod, typed. Card reasons carry HAMi's count over
+// the node's cards; node-wide reasons carry none. Front ends format it
+// (HAMi's FailedNodes text, event messages, the simulator's records); the
+// core and the simulator count reasons without reading text back.
+class Refusal {
+ public:
+  Refusal() = default;
+  // One container's walk over `cards` cards (HAMi GenReason's input).
+  Refusal(const ReasonTally& per_card, int cards) : tally_(per_card), cards_(cards) {}
+  void add_node_wide(Reason r) { tally_.set(r, 1); }
+
+  bool empty() const { return tally_.empty(); }
+  int count(Reason r) const { return tally_.count(r); }
+  // Each reason it holds, in enum order.
+  template <typename F>
+  void for_each_reason(F visit) const {
+    for (size_t i = 0; i < kReasonCount; ++i)
+      if (tally_.count(static_cast<Reason>(i)) != 0) visit(static_cast<Reason>(i));
+  }
+  // HAMi's text: "<n>/<cards> <Reason>" for card reasons, node-wide reasons
+  // by name, sorted as strings and joined by ", " (HAMi GenReason).
+  std::string format() const;
+  uint64_t hash() const;
+  friend bool operator==(const Refusal&, const Refusal&) = default;
+
+ private:
+  ReasonTally tally_;
+  int cards_ = 0;
+};
 
 }  // namespace gpuslice::core

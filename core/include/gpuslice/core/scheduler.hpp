@@ -33,9 +33,9 @@ struct Decision {
   std::optional<size_t> node;
   double score = 0;  // shown score of the chosen node
   PodAllocation allocation;
-  std::vector<std::pair<size_t, std::string>> failed;  // node -> HAMi reason (Detail::Full)
-  std::vector<FittingNode> fitting;                    // best last, as HAMi sorts them
-  std::vector<Event> events;                           // Detail::Full
+  std::vector<std::pair<size_t, Refusal>> failed;  // node -> why not (Detail::Full)
+  std::vector<FittingNode> fitting;                // best last, as HAMi sorts them
+  std::vector<Event> events;                       // Detail::Full
   bool placed() const { return node.has_value(); }
 };
 

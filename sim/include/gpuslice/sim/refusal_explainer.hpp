@@ -4,34 +4,38 @@
 // refusals of a trace would otherwise cost more than placing the pods.
 #pragma once
 
-#include <map>
+#include <array>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/fit.hpp"
+#include "gpuslice/core/reasons.hpp"
 #include "gpuslice/core/request.hpp"
 
 namespace gpuslice::sim {
 
+// Nodes per reason (a node giving several reasons counts under each).
+using NodesPerReason = std::array<size_t, core::kReasonCount>;
+
 class RefusalExplainer {
  public:
-  // Nodes per HAMi reason name for `pod` (of request shape `shape`, any
-  // stable id: pods of one shape must be interchangeable for fit).
-  std::map<std::string, size_t> reasons(const core::Cluster& cluster, size_t shape,
-                                        const core::PodRequest& pod, const std::string& gpu_policy);
+  // Why `pod` (of request shape `shape`, any stable id: pods of one shape
+  // must be interchangeable for fit) fits no node, by reason.
+  NodesPerReason reasons(const core::Cluster& cluster, size_t shape, const core::PodRequest& pod,
+                         const std::string& gpu_policy);
 
  private:
   struct Cached {
     uint64_t version = UINT64_MAX;
-    uint32_t reason = 0;  // index into reason_names_
+    uint32_t refusal = 0;  // index into refusals_
   };
-  uint32_t intern(const std::string& formatted);
+  uint32_t intern(const core::Refusal& refusal);
 
   std::unordered_map<size_t, std::vector<Cached>> by_shape_;
-  std::vector<std::vector<std::string>> reason_names_;  // interned reason -> names
-  std::unordered_map<std::string, uint32_t> reason_ids_;
+  std::vector<core::Refusal> refusals_;                              // the distinct refusals seen
+  std::unordered_map<uint64_t, std::vector<uint32_t>> refusal_ids_;  // by hash
   uint64_t epoch_ = 0;
   core::FitScratch scratch_;
 };
