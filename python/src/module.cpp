@@ -28,6 +28,7 @@
 #include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/simulator.hpp"
 #include "gpuslice/sim/snapshot.hpp"
+#include "gpuslice/sim/timeline_columns.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -191,17 +192,14 @@ struct Result {
   py::dict timeline() const {
     const auto& t = run.timeline;
     py::dict d;
-    d["time"] = numbers(t, [](const sim::TimelineRow& r) { return r.time; });
-    d["running"] = integers(t, [](const sim::TimelineRow& r) { return static_cast<int64_t>(r.running); });
-    d["pending"] = integers(t, [](const sim::TimelineRow& r) { return static_cast<int64_t>(r.pending); });
-    d["placed"] = integers(t, [](const sim::TimelineRow& r) { return static_cast<int64_t>(r.placed); });
-    d["failed"] = integers(t, [](const sim::TimelineRow& r) { return static_cast<int64_t>(r.failed); });
-    d["arrived_gpu_pct"] = numbers(t, [](const sim::TimelineRow& r) { return r.arrived_pct; });
-    d["alloc_gpu_pct"] = numbers(t, [](const sim::TimelineRow& r) { return r.alloc_gpu_pct; });
-    d["alloc_memory_pct"] = numbers(t, [](const sim::TimelineRow& r) { return r.alloc_memory_pct; });
-    d["alloc_cores_pct"] = numbers(t, [](const sim::TimelineRow& r) { return r.alloc_cores_pct; });
-    d["busy_cards_pct"] = numbers(t, [](const sim::TimelineRow& r) { return r.busy_cards_pct; });
-    d["frag_gpu_pct"] = numbers(t, [](const sim::TimelineRow& r) { return r.frag_gpu_pct; });
+    for (const auto& column : sim::timeline_columns()) {
+      if (column.count)
+        d[py::str(column.name.data(), column.name.size())] =
+            integers(t, [&](const sim::TimelineRow& r) { return static_cast<int64_t>(r.*column.count); });
+      else
+        d[py::str(column.name.data(), column.name.size())] =
+            numbers(t, [&](const sim::TimelineRow& r) { return r.*column.real; });
+    }
     return d;
   }
   // card_use.csv as columns: one row per card each time a placement or a

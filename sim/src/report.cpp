@@ -13,6 +13,7 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/html_report.hpp"
+#include "gpuslice/sim/timeline_columns.hpp"
 
 namespace gpuslice::sim {
 
@@ -73,12 +74,25 @@ void write_outputs(const RunResult& r, const std::string& dir) {
                                << "\n";
   {
     auto f = open_out(d / "timeline.csv");
-    f << "time,running,pending,placed,failed,arrived_gpu_pct,alloc_gpu_pct,alloc_memory_pct,alloc_cores_pct,"
-         "busy_cards_pct,frag_gpu_pct\n";
-    for (const auto& t : r.timeline)
-      fmt::print(f, "{:.3f},{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f}\n", t.time, t.running,
-                 t.pending, t.placed, t.failed, t.arrived_pct, t.alloc_gpu_pct, t.alloc_memory_pct,
-                 t.alloc_cores_pct, t.busy_cards_pct, t.frag_gpu_pct);
+    const auto columns = timeline_columns();
+    for (size_t i = 0; i < columns.size(); ++i) f << (i ? "," : "") << columns[i].name;
+    f << "\n";
+    fmt::memory_buffer line;
+    for (const auto& t : r.timeline) {
+      line.clear();
+      for (size_t i = 0; i < columns.size(); ++i) {
+        const auto& c = columns[i];
+        if (i) line.push_back(',');
+        if (c.count)
+          fmt::format_to(std::back_inserter(line), "{}", t.*c.count);
+        else if (c.kind == TimelineColumn::Kind::Seconds)
+          fmt::format_to(std::back_inserter(line), "{:.3f}", t.*c.real);
+        else
+          fmt::format_to(std::back_inserter(line), "{:.4f}", t.*c.real);
+      }
+      line.push_back('\n');
+      f.write(line.data(), static_cast<std::streamsize>(line.size()));
+    }
   }
   {
     auto f = open_out(d / "pods.csv");

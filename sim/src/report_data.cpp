@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "gpuslice/sim/timeline_columns.hpp"
+
 namespace gpuslice::sim {
 
 namespace {
@@ -24,24 +26,21 @@ double end_of(const RunResult& run) {
 // end where the run ends.
 Json sampled_timeline(const std::vector<TimelineRow>& rows, size_t limit) {
   const size_t stride = std::max<size_t>(1, (rows.size() + limit - 1) / std::max<size_t>(1, limit));
-  Json time = Json::array(), running = Json::array(), pending = Json::array(), gpu = Json::array(),
-       memory = Json::array(), cores = Json::array(), busy = Json::array(), frag = Json::array();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (i % stride != 0 && i + 1 != rows.size()) continue;
-    const auto& r = rows[i];
-    time.push_back(round_to(r.time, 0.001));
-    running.push_back(r.running);
-    pending.push_back(r.pending);
-    gpu.push_back(round_to(r.alloc_gpu_pct, 0.01));
-    memory.push_back(round_to(r.alloc_memory_pct, 0.01));
-    cores.push_back(round_to(r.alloc_cores_pct, 0.01));
-    busy.push_back(round_to(r.busy_cards_pct, 0.01));
-    frag.push_back(round_to(r.frag_gpu_pct, 0.01));
+  Json out = {{"records", rows.size()}, {"stride", stride}};
+  for (const auto& column : timeline_columns()) {
+    if (!column.in_report) continue;
+    Json series = Json::array();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i % stride != 0 && i + 1 != rows.size()) continue;
+      if (column.count)
+        series.push_back(rows[i].*column.count);
+      else
+        series.push_back(
+            round_to(rows[i].*column.real, column.kind == TimelineColumn::Kind::Seconds ? 0.001 : 0.01));
+    }
+    out[std::string(column.name)] = std::move(series);
   }
-  return {{"records", rows.size()},     {"stride", stride},         {"time", time},
-          {"running", running},         {"pending", pending},       {"alloc_gpu_pct", gpu},
-          {"alloc_memory_pct", memory}, {"alloc_cores_pct", cores}, {"busy_cards_pct", busy},
-          {"frag_gpu_pct", frag}};
+  return out;
 }
 
 // Waits of placed pods and, apart, of pods still waiting at the end (the

@@ -12,6 +12,7 @@
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/csv_table.hpp"
+#include "gpuslice/sim/timeline_columns.hpp"
 
 namespace gpuslice::sim {
 
@@ -71,37 +72,24 @@ std::vector<TimelineRow> read_timeline(const std::string& path) {
   const std::string text = core::codec::read_text_file(path);
   std::vector<TimelineRow> rows;
   Columns c;
-  int time = 0, running = 0, pending = 0, placed = 0, failed = 0, arrived = 0, gpu = 0, memory = 0, cores = 0,
-      busy = 0, frag = 0;
+  const auto columns = timeline_columns();
+  std::vector<int> at(columns.size(), -1);  // column -> its place in the file (-1: absent)
   for_each_csv_record(
       text, path,
       [&](const std::vector<std::string>& h) {
         c.header = h;
-        time = c.find("time", path);
-        running = c.find("running", path);
-        pending = c.find("pending", path);
-        placed = c.find("placed", path, false);
-        failed = c.find("failed", path, false);
-        arrived = c.find("arrived_gpu_pct", path, false);
-        gpu = c.find("alloc_gpu_pct", path);
-        memory = c.find("alloc_memory_pct", path);
-        cores = c.find("alloc_cores_pct", path);
-        busy = c.find("busy_cards_pct", path, false);
-        frag = c.find("frag_gpu_pct", path);
+        for (size_t i = 0; i < columns.size(); ++i)
+          at[i] = c.find(std::string(columns[i].name), path, !columns[i].optional_when_read);
       },
       [&](const std::vector<std::string>& cells, int line) {
         TimelineRow r;
-        r.time = number(cells, time, c, path, line);
-        r.running = count(cells, running, c, path, line);
-        r.pending = count(cells, pending, c, path, line);
-        r.placed = placed < 0 ? 0 : count(cells, placed, c, path, line);
-        r.failed = failed < 0 ? 0 : count(cells, failed, c, path, line);
-        r.arrived_pct = number(cells, arrived, c, path, line);
-        r.alloc_gpu_pct = number(cells, gpu, c, path, line);
-        r.alloc_memory_pct = number(cells, memory, c, path, line);
-        r.alloc_cores_pct = number(cells, cores, c, path, line);
-        r.busy_cards_pct = number(cells, busy, c, path, line);
-        r.frag_gpu_pct = number(cells, frag, c, path, line);
+        for (size_t i = 0; i < columns.size(); ++i) {
+          const auto& column = columns[i];
+          if (column.count)
+            r.*column.count = at[i] < 0 ? 0 : count(cells, at[i], c, path, line);
+          else
+            r.*column.real = number(cells, at[i], c, path, line);
+        }
         rows.push_back(r);
       });
   return rows;

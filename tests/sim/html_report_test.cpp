@@ -176,3 +176,50 @@ TEST_CASE("report: a run read back from its files draws the same data") {
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("timeline.csv keeps its documented columns and reads back every one", "[report][timeline]") {
+  // The header users and docs/simulator.md rely on, spelled out here rather
+  // than taken from the column table the writer uses.
+  const std::string header =
+      "time,running,pending,placed,failed,arrived_gpu_pct,alloc_gpu_pct,alloc_memory_pct,alloc_cores_pct,"
+      "busy_cards_pct,frag_gpu_pct";
+  const auto dir = std::filesystem::temp_directory_path() / "gpuslice-timeline-columns";
+  std::filesystem::remove_all(dir);
+  RunResult run;
+  run.summary = {{"scenario", "s"}, {"policy", "hami-binpack"}};
+  TimelineRow r;
+  r.time = 12.5;
+  r.running = 3;
+  r.pending = 4;
+  r.placed = 5;
+  r.failed = 6;
+  r.arrived_pct = 70.25;
+  r.alloc_gpu_pct = 60.5;
+  r.alloc_memory_pct = 50.125;
+  r.alloc_cores_pct = 40.0625;
+  r.busy_cards_pct = 30.5;
+  r.frag_gpu_pct = 20.25;
+  run.timeline = {r};
+  write_outputs(run, dir.string());
+  std::ifstream in(dir / "timeline.csv");
+  std::string first, second;
+  std::getline(in, first);
+  std::getline(in, second);
+  CHECK(first == header);
+  CHECK(second == "12.500,3,4,5,6,70.2500,60.5000,50.1250,40.0625,30.5000,20.2500");
+  const RunResult back = read_run_folder(dir.string());
+  REQUIRE(back.timeline.size() == 1);
+  const TimelineRow& b = back.timeline[0];
+  CHECK(b.time == 12.5);
+  CHECK(b.running == 3);
+  CHECK(b.pending == 4);
+  CHECK(b.placed == 5);
+  CHECK(b.failed == 6);
+  CHECK(b.arrived_pct == 70.25);
+  CHECK(b.alloc_gpu_pct == 60.5);
+  CHECK(b.alloc_memory_pct == 50.125);
+  CHECK(b.alloc_cores_pct == 40.0625);
+  CHECK(b.busy_cards_pct == 30.5);
+  CHECK(b.frag_gpu_pct == 20.25);
+  std::filesystem::remove_all(dir);
+}
