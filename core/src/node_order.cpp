@@ -166,15 +166,15 @@ void NodeOrderIndex::Order::refresh(const Entry& e, const std::vector<FreeSummar
   update_tree(bi);
 }
 
-void NodeOrderIndex::sync(const Cluster& cluster, const Policy& policy, int sign) {
-  if (cluster_ != &cluster || policy_ != &policy || epoch_ != cluster.epoch() ||
+void NodeOrderIndex::sync(const Cluster& cluster, const KeyRanking& ranking, int sign) {
+  if (cluster_ != &cluster || ranking_ != &ranking || epoch_ != cluster.epoch() ||
       key_.size() != cluster.size() || seen_changes_ > cluster.change_count() ||
       seen_changes_ < cluster.first_change()) {
     high_first_.active = low_first_.active = false;
-    rebuild(cluster, policy);
+    rebuild(cluster, ranking);
   }
   for (; seen_changes_ < cluster.change_count(); ++seen_changes_)
-    update(cluster, policy, cluster.changed_node(seen_changes_));
+    update(cluster, ranking, cluster.changed_node(seen_changes_));
   Order& order = sign >= 0 ? high_first_ : low_first_;
   if (!order.active) {
     std::vector<Entry> entries(key_.size());
@@ -184,23 +184,23 @@ void NodeOrderIndex::sync(const Cluster& cluster, const Policy& policy, int sign
   }
 }
 
-void NodeOrderIndex::rebuild(const Cluster& cluster, const Policy& policy) {
+void NodeOrderIndex::rebuild(const Cluster& cluster, const KeyRanking& ranking) {
   cluster_ = &cluster;
-  policy_ = &policy;
+  ranking_ = &ranking;
   epoch_ = cluster.epoch();
   seen_changes_ = cluster.change_count();
   key_.resize(cluster.size());
   summary_.resize(cluster.size());
   for (size_t id = 0; id < cluster.size(); ++id) {
     const NodeView view = cluster.view(id);
-    key_[id] = policy.node_key(view);
+    key_[id] = ranking.node_key(view);
     summary_[id] = FreeSummary::of(view);
   }
 }
 
-void NodeOrderIndex::update(const Cluster& cluster, const Policy& policy, uint32_t id) {
+void NodeOrderIndex::update(const Cluster& cluster, const KeyRanking& ranking, uint32_t id) {
   const NodeView view = cluster.view(id);
-  const double key = policy.node_key(view);
+  const double key = ranking.node_key(view);
   summary_[id] = FreeSummary::of(view);
   const Entry old_entry{key_[id], id}, new_entry{key, id};
   key_[id] = key;

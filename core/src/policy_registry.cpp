@@ -32,7 +32,7 @@ std::string Policy::gpu_policy_for(const PodRequest& pod) const {
   return pod.gpu_policy.empty() ? default_gpu_policy_ : pod.gpu_policy;
 }
 
-size_t Policy::best_draw(std::span<const uint32_t> nodes) const {
+size_t NodeLottery::best_draw(std::span<const uint32_t> nodes) const {
   return highest_ticket(nodes, [this](uint32_t node) { return node_draw(node); });
 }
 

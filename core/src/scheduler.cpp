@@ -102,10 +102,10 @@ struct Best {
 }  // namespace
 
 Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
-                                  const std::vector<uint32_t>* allowed) {
+                                  const KeyRanking& ranking, const std::vector<uint32_t>* allowed) {
   Decision decision;
-  const int sign = policy.rank_sign(pod);
-  order_.sync(cluster, policy, sign);
+  const int sign = ranking.rank_sign(pod);
+  order_.sync(cluster, ranking, sign);
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
   order_.visit_in_rank_order(sign, pod, [&](size_t id, double key) {
     if (allowed && (*allowed)[id] != allowed_stamp_) return false;
@@ -206,9 +206,9 @@ Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t
   }
   for (size_t id : candidates) allowed_[id] = allowed_stamp_;
   Decision decision;
-  if (policy.pod_independent_score()) {
+  if (const KeyRanking* ranking = policy.key_ranking()) {
     policy.begin_pod(pod);
-    decision = place_by_rank(cluster, pod, policy, &allowed_);
+    decision = place_by_rank(cluster, pod, policy, *ranking, &allowed_);
   } else {
     // In cluster order, so a node skipped for repeating an earlier node's
     // state could not have won a tie.
@@ -224,12 +224,13 @@ Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t
 Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                                const std::vector<size_t>* among, size_t asked) {
   policy.begin_pod(pod);
-  if (!among && detail == Detail::Minimal && policy.pod_independent_score())
-    return place_by_rank(cluster, pod, policy);
+  const KeyRanking* ranking = policy.key_ranking();
+  if (!among && detail == Detail::Minimal && ranking) return place_by_rank(cluster, pod, policy, *ranking);
   Decision decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
   size_t share_index = 0;
-  const ContainerRequest* share = policy.chooses_share_card() ? share_request(pod, share_index) : nullptr;
+  CardChooser* chooser = policy.card_chooser();
+  const ContainerRequest* share = chooser ? share_request(pod, share_index) : nullptr;
   const bool full = detail == Detail::Full;
   // Without the full report, nodes that cannot fit or that repeat an
   // earlier node's state are skipped: neither can change the choice.
@@ -280,18 +281,23 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       candidate_ = std::move(fit.allocation);
       fitting_cards(view, view.usage, pod, *share, cards_);
     }
-    // The policy chooses the card: score each fitting card, keep the best.
+    // The node scores as its best card would; the chooser breaks ties
+    // between cards (the first card wins among equals).
     int best_card = -1;
+    double best_card_rank = 0;
     for (size_t k = 0; k < cards_.size(); ++k) {
       const int card = cards_[k];
       if (skip_repeats && std::any_of(cards_.begin(), cards_.begin() + static_cast<std::ptrdiff_t>(k),
                                       [&](int earlier) { return same_card(view, earlier, card); }))
         continue;
       candidate_.containers[share_index].assign(1, share_grant(view, *share, card));
-      NodeScore s = policy.score(view, pod, candidate_);
-      if (best_card < 0 || s.rank > score.rank || (s.rank == score.rank && s.card_rank > score.card_rank)) {
+      const NodeScore s = policy.score(view, pod, candidate_);
+      if (best_card >= 0 && s.rank < score.rank) continue;
+      const double card_rank = chooser->card_rank(view, pod, candidate_);
+      if (best_card < 0 || s.rank > score.rank || card_rank > best_card_rank) {
         best_card = card;
         score = s;
+        best_card_rank = card_rank;
       }
     }
     if (best_card < 0) return false;
@@ -317,7 +323,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       else if (full)
         decision.failed.emplace_back(id, refusal);
     }
-  } else if (!full && policy.draws_nodes_at_random()) {
+  } else if (NodeLottery* lottery = full ? nullptr : policy.lottery()) {
     // The study's Random: the feasible node with the highest lottery ticket.
     // Draw among nodes that may fit, fit only the drawn one, and drop it
     // when it does not: the same choice as scoring every node, without
@@ -352,7 +358,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     }
     std::vector<uint32_t>& drawn = cache ? cache->members : draw_scratch_;
     while (!drawn.empty()) {
-      const size_t at = policy.best_draw(drawn);
+      const size_t at = lottery->best_draw(drawn);
       const size_t id = drawn[at];
       NodeScore score;
       PodAllocation allocation;
@@ -446,7 +452,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
 void Scheduler::commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy) {
   if (!decision.placed()) return;
   cluster.charge(*decision.node, decision.allocation, pod.host);
-  policy.on_charge(cluster.view(*decision.node), pod, decision.allocation);
+  reserved(policy, cluster.view(*decision.node), pod, decision.allocation);
 }
 
 std::string filtering_succeed_message(const Cluster& cluster, const Decision& decision, size_t considered) {

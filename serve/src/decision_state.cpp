@@ -100,12 +100,12 @@ std::string DecisionState::key_of(const std::string& uid, const std::string& ns,
 
 void DecisionState::charge(Held& held) {
   cluster_.charge(held.holding.node, held.holding.allocation, held.holding.host);
-  policy_->on_charge(cluster_.view(held.holding.node), held.request, held.holding.allocation);
+  core::reserved(*policy_, cluster_.view(held.holding.node), held.request, held.holding.allocation);
 }
 
 void DecisionState::release(Held& held) {
   cluster_.release(held.holding.node, held.holding.allocation, held.holding.host);
-  policy_->on_release(cluster_.view(held.holding.node), held.request, held.holding.allocation);
+  core::unreserved(*policy_, cluster_.view(held.holding.node), held.request, held.holding.allocation);
 }
 
 void DecisionState::drop(const std::string& key) {

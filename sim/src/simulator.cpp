@@ -330,7 +330,7 @@ class Run {
     const auto& p = workload_[id];
     cluster_.release(it->second.node, it->second.allocation, p.request.host);
     node_changed(it->second.node, it->second.allocation);
-    policy_->on_release(cluster_.view(it->second.node), p.request, it->second.allocation);
+    core::unreserved(*policy_, cluster_.view(it->second.node), p.request, it->second.allocation);
     metrics_.departed(it->second.node, p.gpu_milli, it->second.allocation);
     records_[id].end = engine_.now();
     records_[id].status = "completed";

@@ -98,7 +98,7 @@ TEST_CASE("place_among's fast path chooses the node and cards its full report ch
         const size_t k = rng() % running.size();
         const auto& [node, held] = running[k];
         cluster.release(node, held.second, held.first.host);
-        policy->on_release(cluster.view(node), held.first, held.second);
+        unreserved(*policy, cluster.view(node), held.first, held.second);
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
       }
     }

@@ -96,8 +96,8 @@ void run_equivalence(const std::string& name, uint64_t seed) {
       auto [pod, d] = live[k];
       a.release(*d.node, d.allocation, pod.host);
       b.release(*d.node, d.allocation, pod.host);
-      pa->on_release(a.view(*d.node), pod, d.allocation);
-      pb->on_release(b.view(*d.node), pod, d.allocation);
+      unreserved(*pa, a.view(*d.node), pod, d.allocation);
+      unreserved(*pb, b.view(*d.node), pod, d.allocation);
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
     }
     PodRequest pod = shaped_pod(rng, i);

@@ -23,11 +23,6 @@ double HamiPolicy::node_key(const NodeView& node) const { return hami_node_score
 // HAMi: only the exact value "spread" prefers low scores; anything else is binpack.
 int HamiPolicy::rank_sign(const PodRequest& pod) const { return hami_node_policy(pod) == "spread" ? -1 : 1; }
 
-NodeScore HamiPolicy::score(const NodeView& node, const PodRequest& pod, const PodAllocation&) {
-  const double key = node_key(node);
-  return {rank_sign(pod) * key, key};
-}
-
 void register_hami_policies() {
   register_policy("hami", [](const PolicyArgs& a) {
     return std::make_unique<HamiPolicy>(HamiPolicyConfig{"binpack", a.gpu_policy, false, false, "hami"});

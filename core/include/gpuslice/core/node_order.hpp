@@ -36,7 +36,7 @@ class NodeOrderIndex {
   // Brings the index up to the cluster's state. Only the direction asked
   // for (sign, as in visit_in_rank_order) is kept: binpack never pays for
   // spread's order and the other way round.
-  void sync(const Cluster& cluster, const Policy& policy, int sign);
+  void sync(const Cluster& cluster, const KeyRanking& ranking, int sign);
 
   // Calls visit(node id, key) in rank order (sign +1: highest key first,
   // -1: lowest first; equal keys: lowest id first), skipping nodes whose
@@ -94,11 +94,11 @@ class NodeOrderIndex {
     static void recompute(Block& b, const std::vector<FreeSummary>& summary);
   };
 
-  void rebuild(const Cluster& cluster, const Policy& policy);
-  void update(const Cluster& cluster, const Policy& policy, uint32_t id);
+  void rebuild(const Cluster& cluster, const KeyRanking& ranking);
+  void update(const Cluster& cluster, const KeyRanking& ranking, uint32_t id);
 
   const Cluster* cluster_ = nullptr;
-  const Policy* policy_ = nullptr;
+  const KeyRanking* ranking_ = nullptr;
   uint64_t epoch_ = 0;
   size_t seen_changes_ = 0;
   std::vector<double> key_;

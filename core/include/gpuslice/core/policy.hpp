@@ -1,6 +1,6 @@
-// Placement policies: one small interface, one file per policy, registered
-// by name. A policy ranks the nodes a pod fits (and, for research policies,
-// which card a share goes on); feasibility is always HAMi's fit.
+// Placement policies: a scorer with optional parts (card choice, reserve
+// hooks, key ranking, lottery), one file per policy, registered by name.
+// Feasibility is always HAMi's fit.
 #pragma once
 
 #include <functional>
@@ -20,13 +20,8 @@ namespace gpuslice::core {
 struct NodeScore {
   double rank = 0;   // higher wins; equal ranks go to the node listed first
   double shown = 0;  // what events print (HAMi prints its raw node score)
-  // Among a node's cards for a share, higher wins after rank (equal: the
-  // lower index). Never compared across nodes: the artifact chooses the
-  // node by its score alone and the card afterwards (its Reserve step).
-  double card_rank = 0;
 };
 
-// A request shape and how often it occurs: FGD's "typical pods".
 struct TypicalPod {
   PodRequest pod;
   double weight = 0;
@@ -44,6 +39,58 @@ struct PolicyArgs {
   std::shared_ptr<FragmentationModel> fragmentation;
 };
 
+// A policy is split the way kube-scheduler splits a profile into plugins
+// by extension point. Every policy scores (Score); the other parts are
+// optional, each an interface a policy hands out or not:
+//   card_chooser()   which card a share goes on (the artifact's Reserve
+//                    step picks it after the node is chosen)
+//   reserve_hooks()  told when a placement is charged or released
+//   key_ranking()    HAMi: ranked by a pod-independent key; its score is
+//                    derived from the key (KeyRankedPolicy), never restated
+//   lottery()        the study's Random: a feasible node uniformly
+// Feasibility is always HAMi's fit; no part decides it.
+
+// The card of a share: among one node's fitting cards the highest card rank
+// wins (equal: the lower index), after the node's score. Never compared
+// across nodes.
+class CardChooser {
+ public:
+  virtual ~CardChooser() = default;
+  virtual double card_rank(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;
+};
+
+// kube-scheduler's Reserve/Unreserve: a stateful policy keeps its per-node
+// state (e.g. GpuClustering's tags) in step with the cluster.
+class ReserveHooks {
+ public:
+  virtual ~ReserveHooks() = default;
+  virtual void reserve(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;
+  virtual void unreserve(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;
+};
+
+// A node score that does not depend on the pod (HAMi's: usage before the
+// pod): the scheduler keeps nodes pre-ordered by key and places on the
+// first in key order that fits, instead of scoring every node.
+class KeyRanking {
+ public:
+  virtual ~KeyRanking() = default;
+  virtual double node_key(const NodeView& node) const = 0;
+  // +1: the highest key wins; -1: the lowest.
+  virtual int rank_sign(const PodRequest&) const { return 1; }
+};
+
+// A feasible node uniformly at random: the scheduler draws nodes by ticket
+// and fits only the drawn ones. Tickets are fixed between begin_pod() calls.
+class NodeLottery {
+ public:
+  virtual ~NodeLottery() = default;
+  // This pod's ticket for a node: the highest feasible one wins.
+  virtual double node_draw(size_t node) const = 0;
+  // The position in `nodes` (not empty) of the highest ticket (equal: the
+  // lower node id). One call per scan instead of one per node.
+  virtual size_t best_draw(std::span<const uint32_t> nodes) const;
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -56,65 +103,62 @@ class Policy {
   // Card order inside a node for fit (a HAMi GPU policy string).
   virtual std::string gpu_policy_for(const PodRequest& pod) const;
 
-  // True when a share (one card, part of it) may be placed on any fitting
-  // card and score() picks the card: the FGD family's GPU choice.
-  virtual bool chooses_share_card() const { return false; }
-
-  // True when score() reads nothing but the node's shape and usage (no
-  // names, UUIDs, history or randomness): then nodes in the same state score
-  // the same, and since ties keep the first node the scheduler may skip the
-  // later ones. FGD and its deterministic baselines say yes.
-  virtual bool score_reads_only_node_state() const { return false; }
-
-  // For a policy whose score reads, besides the node's shape and usage,
-  // state of its own per node (kept in on_charge/on_release): that state as
-  // a key, equal for two nodes only when their state is equal, or nullopt
-  // when it cannot say. With it the scheduler may skip a node whose usage
-  // and key repeat an earlier node's, as for score_reads_only_node_state.
-  virtual bool keys_node_state() const { return false; }
-  virtual std::optional<uint64_t> node_state_key(size_t /*node id*/) const { return std::nullopt; }
-
-  // True when a node's score for a pod changes only when that node's use
-  // changes (its version): state the policy keeps per node, updated in
-  // on_charge/on_release, qualifies; randomness does not. Lets the scheduler
-  // keep scores per (request shape, node) between placements.
-  virtual bool score_changes_only_with_node() const { return score_reads_only_node_state(); }
-
-  // True when the node score does not depend on the pod (HAMi's node score
-  // is usage before the pod): then score(node, pod) must equal
-  // {rank_sign(pod) * node_key(node), node_key(node)}, and the scheduler
-  // keeps nodes pre-ordered by key instead of scoring all of them.
-  virtual bool pod_independent_score() const { return false; }
-  virtual double node_key(const NodeView&) const { return 0; }
-  virtual int rank_sign(const PodRequest&) const { return 1; }
-
-  // True when the policy picks a feasible node uniformly at random (the
-  // study's Random): the scheduler then draws nodes by node_draw() and fits
-  // only the drawn ones instead of scoring every node.
-  virtual bool draws_nodes_at_random() const { return false; }
-  // This pod's lottery ticket for a node (highest feasible wins), fixed
-  // between begin_pod() calls; score().rank must equal it.
-  virtual double node_draw(size_t /*node id*/) const { return 0; }
-  // The position in `nodes` of the highest ticket (equal tickets: the lower
-  // node id); nodes is not empty. One call per scan instead of one per node.
-  virtual size_t best_draw(std::span<const uint32_t> nodes) const;
-
-  // Told before each placement decision (a policy drawing lots per pod).
+  // Told before each placement decision (PreScore: a policy drawing lots per pod).
   virtual void begin_pod(const PodRequest&) {}
 
-  // Ranks placing `pod` on `node` with `allocation` (usage before the pod).
+  // Score: ranks placing `pod` on `node` with `allocation` (usage before the pod).
   virtual NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;
 
-  // Told after a placement is charged or released (stateful policies).
-  virtual void on_charge(const NodeView&, const PodRequest&, const PodAllocation&) {}
-  virtual void on_release(const NodeView&, const PodRequest&, const PodAllocation&) {}
+  // What the score reads, so the scheduler may skip work:
+  // - only the node's shape and usage (no names, UUIDs, history or
+  //   randomness): nodes in one state score alike, and as ties keep the
+  //   first node the later ones are skipped. FGD and its deterministic
+  //   baselines say yes.
+  virtual bool score_reads_only_node_state() const { return false; }
+  // - besides shape and usage, state of its own per node (kept by its
+  //   reserve hooks): that state as a key, equal for two nodes only when
+  //   their state is equal, or nullopt when it cannot say. Nodes whose usage
+  //   and key repeat an earlier node's are skipped likewise.
+  virtual bool keys_node_state() const { return false; }
+  virtual std::optional<uint64_t> node_state_key(size_t /*node id*/) const { return std::nullopt; }
+  // - nothing that changes unless the node's use does (per-node state kept
+  //   by its reserve hooks qualifies; randomness does not): scores are kept
+  //   per (request shape, node) between placements.
+  virtual bool score_changes_only_with_node() const { return score_reads_only_node_state(); }
+
+  // The optional parts (nullptr: the policy has none).
+  virtual CardChooser* card_chooser() { return nullptr; }
+  virtual ReserveHooks* reserve_hooks() { return nullptr; }
+  virtual const KeyRanking* key_ranking() const { return nullptr; }
+  virtual NodeLottery* lottery() { return nullptr; }
 
  protected:
   std::string default_gpu_policy_ = "spread";
 };
 
+// A policy ranked by a pod-independent key: its score is the key's.
+class KeyRankedPolicy : public Policy, public KeyRanking {
+ public:
+  NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation&) final {
+    const double key = node_key(node);
+    return {rank_sign(pod) * key, key};
+  }
+  const KeyRanking* key_ranking() const final { return this; }
+};
+
+// Tell a policy's reserve hooks, when it has any, of a placement charged
+// to or released from the cluster.
+inline void reserved(Policy& policy, const NodeView& node, const PodRequest& pod,
+                     const PodAllocation& allocation) {
+  if (ReserveHooks* hooks = policy.reserve_hooks()) hooks->reserve(node, pod, allocation);
+}
+inline void unreserved(Policy& policy, const NodeView& node, const PodRequest& pod,
+                       const PodAllocation& allocation) {
+  if (ReserveHooks* hooks = policy.reserve_hooks()) hooks->unreserve(node, pod, allocation);
+}
+
 // The position in `nodes` (not empty) of the highest ticket(node), equal
-// tickets going to the lower node id: Policy::best_draw's rule, for
+// tickets going to the lower node id: NodeLottery::best_draw's rule, for
 // policies that compute tickets their own way.
 template <typename Ticket>
 size_t highest_ticket(std::span<const uint32_t> nodes, Ticket ticket) {

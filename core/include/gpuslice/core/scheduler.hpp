@@ -71,7 +71,7 @@ class Scheduler {
  private:
   // `allowed`: when given, nodes whose entry differs from `allowed_stamp_` are skipped.
   Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
-                         const std::vector<uint32_t>* allowed = nullptr);
+                         const KeyRanking& ranking, const std::vector<uint32_t>* allowed = nullptr);
   Decision place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                       const std::vector<size_t>* among, size_t asked);
 

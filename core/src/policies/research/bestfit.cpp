@@ -15,7 +15,7 @@ class BestFitPolicy final : public Policy {
  public:
   explicit BestFitPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "bestfit"; }
-  bool chooses_share_card() const override { return true; }
+  CardChooser* card_chooser() override { return &card_; }
   bool score_reads_only_node_state() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
     usage_after(node, allocation, after_);
@@ -24,11 +24,12 @@ class BestFitPolicy final : public Policy {
     left +=
         static_cast<double>(node_free_milli(node) - requested_milli(node, after_)) / kMaxSpecGpuMilli * 0.5;
     const double score = go_int64((1.0 - left) * 100);
-    return {score, score, -leftover_on_chosen_cards(node, after_)};
+    return {score, score};
   }
 
  private:
   UsageAfter after_;  // scratch: the candidate charged
+  BestFitCard card_;
 };
 
 }  // namespace

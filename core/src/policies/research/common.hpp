@@ -10,6 +10,7 @@
 #include "gpuslice/core/allocation.hpp"
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/fragmentation.hpp"
+#include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/request.hpp"
 
 namespace gpuslice::core::research {
@@ -109,6 +110,26 @@ inline double leftover_on_chosen_cards(const NodeView& node, const UsageAfter& a
       [&](size_t d) { left += static_cast<double>(card_free_milli(node.device(d), after.cards[d])); });
   return left;
 }
+
+// The artifact's best-fit card choice for a share (gpuSelMethod "best"): the
+// card left with the least free capacity.
+class BestFitCard final : public CardChooser {
+ public:
+  double card_rank(const NodeView& node, const PodRequest&, const PodAllocation& allocation) override {
+    usage_after(node, allocation, after_);
+    return -leftover_on_chosen_cards(node, after_);
+  }
+
+ private:
+  UsageAfter after_;  // scratch: the candidate charged
+};
+
+// The first card with the node's top score (the artifact's FGD: it keeps
+// the first card reaching the best rounded score).
+class FirstTopCard final : public CardChooser {
+ public:
+  double card_rank(const NodeView&, const PodRequest&, const PodAllocation&) override { return 0; }
+};
 
 // The artifact's node scores are integers (int64 of a float64, truncated
 // toward zero), so nearby placements tie and go to the node listed first.

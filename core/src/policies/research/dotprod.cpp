@@ -16,7 +16,7 @@ class DotProdPolicy final : public Policy {
  public:
   explicit DotProdPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "dotprod"; }
-  bool chooses_share_card() const override { return true; }
+  CardChooser* card_chooser() override { return &card_; }
   bool score_reads_only_node_state() const override { return true; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
     usage_after(node, allocation, after_);
@@ -27,11 +27,12 @@ class DotProdPolicy final : public Policy {
     double dot = 0;
     for (int i = 0; i < 2; ++i) dot += free[i] * want[i];
     const double score = go_int64(100.0 * (1 - dot / 2));
-    return {score, score, -leftover_on_chosen_cards(node, after_)};
+    return {score, score};
   }
 
  private:
   UsageAfter after_;  // scratch: the candidate charged
+  BestFitCard card_;
 };
 
 }  // namespace

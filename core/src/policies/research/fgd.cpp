@@ -25,7 +25,7 @@ class FgdPolicy final : public Policy {
     default_gpu_policy_ = args.gpu_policy;
   }
   std::string_view name() const override { return exact_ ? "fgd-exact" : "fgd"; }
-  bool chooses_share_card() const override { return true; }
+  CardChooser* card_chooser() override { return &card_; }
   bool score_reads_only_node_state() const override { return !model_->empty(); }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
     if (model_->empty()) {
@@ -61,6 +61,7 @@ class FgdPolicy final : public Policy {
   std::vector<std::pair<uint64_t, double>> before_;  // node -> (version, fragment)
   std::vector<uint32_t> shape_of_;
   UsageAfter after_;  // scratch: the candidate charged
+  FirstTopCard card_;
 };
 
 }  // namespace

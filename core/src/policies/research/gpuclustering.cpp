@@ -26,18 +26,17 @@ int gpu_tag(const PodRequest& pod) {
   return whole ? c->count : -1;
 }
 
-class GpuClusteringPolicy final : public Policy {
+class GpuClusteringPolicy final : public Policy, public ReserveHooks {
  public:
   explicit GpuClusteringPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "gpuclustering"; }
-  bool chooses_share_card() const override { return true; }
+  CardChooser* card_chooser() override { return &card_; }
+  ReserveHooks* reserve_hooks() override { return this; }
   // The tag counts it reads change only when the node's pods do.
   bool score_changes_only_with_node() const override { return true; }
-  NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
-    usage_after(node, allocation, after_);
-    const double card_rank = -leftover_on_chosen_cards(node, after_);
+  NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
     const int tag = gpu_tag(pod);
-    if (tag == 0) return {0, 0, card_rank};
+    if (tag == 0) return {0, 0};
     const auto it = running_.find(node.id);
     const size_t tags = it == running_.end() ? 0 : it->second.size();
     const bool has_tag = tags > 0 && it->second.count(tag) > 0;
@@ -48,7 +47,7 @@ class GpuClusteringPolicy final : public Policy {
       base = tags == 0 ? 25 : 0;
     const int64_t used = 8000 - node_free_milli(node);
     const double score = static_cast<double>(25 * used / 8000 + base);
-    return {score, score, card_rank};
+    return {score, score};
   }
   // The score reads which tags a node holds: a bit per tag.
   bool keys_node_state() const override { return true; }
@@ -62,10 +61,10 @@ class GpuClusteringPolicy final : public Policy {
     }
     return bits;
   }
-  void on_charge(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
+  void reserve(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
     if (const int tag = gpu_tag(pod)) ++running_[node.id][tag];
   }
-  void on_release(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
+  void unreserve(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
     const int tag = gpu_tag(pod);
     if (!tag) return;
     auto& tags = running_[node.id];
@@ -75,7 +74,7 @@ class GpuClusteringPolicy final : public Policy {
 
  private:
   std::unordered_map<size_t, std::map<int, int>> running_;  // node -> tag -> pods
-  UsageAfter after_;                                        // scratch: the candidate charged
+  BestFitCard card_;
 };
 
 }  // namespace

@@ -21,22 +21,20 @@ class GpuPackingPolicy final : public Policy {
  public:
   explicit GpuPackingPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "gpupacking"; }
-  bool chooses_share_card() const override { return true; }
+  CardChooser* card_chooser() override { return &card_; }
   bool score_reads_only_node_state() const override { return true; }
-  NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
-    usage_after(node, allocation, after_);
-    const double card_rank = -leftover_on_chosen_cards(node, after_);
+  NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
     const ContainerRequest* want = pod.first_device_container();
-    if (!want) return {0, 0, card_rank};
+    if (!want) return {0, 0};
     const size_t cards = node.device_count();
-    if (cards > UsageAfter::kMaxCards) return {0, 0, card_rank};
+    if (cards > UsageAfter::kMaxCards) return {0, 0};
     std::array<int64_t, UsageAfter::kMaxCards> free;  // [0, cards) written below
     int64_t idle = 0;
     for (size_t d = 0; d < cards; ++d)
       if ((free[d] = card_free_milli(node.device(d), node.usage[d])) == 1000) ++idle;
     if (idle == static_cast<int64_t>(cards)) {
       const double s = static_cast<double>(std::max<int64_t>(100 / 3 - idle, idle));
-      return {s, s, card_rank};
+      return {s, s};
     }
     std::array<size_t, UsageAfter::kMaxCards> order;
     for (size_t d = 0; d < cards; ++d) order[d] = d;
@@ -57,11 +55,11 @@ class GpuPackingPolicy final : public Policy {
       s = static_cast<double>(std::max<int64_t>(100 / 2 - idle_taken, 100 / 3));
     else
       s = static_cast<double>(std::max<int64_t>(100 - free_pct_taken / 10, 100 / 2));
-    return {s, s, card_rank};
+    return {s, s};
   }
 
  private:
-  UsageAfter after_;  // scratch: the candidate charged
+  BestFitCard card_;
 };
 
 }  // namespace

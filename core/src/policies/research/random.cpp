@@ -18,28 +18,32 @@ uint64_t splitmix(uint64_t z) {
 
 double unit(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
-class RandomPolicy final : public Policy {
+class RandomPolicy final : public Policy, public CardChooser, public NodeLottery {
  public:
   explicit RandomPolicy(const PolicyArgs& args) : state_(args.seed * 0x9e3779b97f4a7c15ULL + 1) {
     default_gpu_policy_ = args.gpu_policy;
   }
   std::string_view name() const override { return "random"; }
-  bool chooses_share_card() const override { return true; }
-  bool draws_nodes_at_random() const override { return true; }
+  CardChooser* card_chooser() override { return this; }
+  NodeLottery* lottery() override { return this; }
   void begin_pod(const PodRequest&) override { salt_ = splitmix(state_ += 0x9e3779b97f4a7c15ULL); }
   double node_draw(size_t node) const override { return ticket(node); }
   size_t best_draw(std::span<const uint32_t> nodes) const override {
     // Tickets compare as their 53-bit integers: no conversion per node.
     return highest_ticket(nodes, [this](uint32_t node) { return ticket_bits(node); });
   }
-  NodeScore score(const NodeView& node, const PodRequest&, const PodAllocation& allocation) override {
+  NodeScore score(const NodeView& node, const PodRequest&, const PodAllocation&) override {
     const double ticket = node_draw(node.id);
+    return {ticket, ticket};
+  }
+  // A card uniformly: each card's own ticket for this pod.
+  double card_rank(const NodeView& node, const PodRequest&, const PodAllocation& allocation) override {
     double card = 0;
     for (const auto& c : allocation.containers)
       for (const auto& g : c)
         card = unit(
             splitmix(salt_ + 0x632be59bd9b4e019ULL * (node.id * 64 + static_cast<uint64_t>(g.device) + 1)));
-    return {ticket, ticket, card};
+    return card;
   }
 
  private:

@@ -86,7 +86,7 @@ class DecisionState final : public ClusterSink {
     Kind kind = Kind::Observed;
     std::chrono::system_clock::time_point expiry{};
     PodRef ref;
-    core::PodRequest request;  // for the policy's on_release
+    core::PodRequest request;  // for the policy's unreserve hook
     uint64_t generation = 0;   // which filter made it
   };
   struct NodeLock {

@@ -17,16 +17,14 @@ struct HamiPolicyConfig {
   std::string name = "hami";
 };
 
-class HamiPolicy final : public Policy {
+class HamiPolicy final : public KeyRankedPolicy {
  public:
   explicit HamiPolicy(HamiPolicyConfig config = {});
   std::string_view name() const override { return config_.name; }
   std::string_view hami_node_policy(const PodRequest& pod) const override;
   std::string gpu_policy_for(const PodRequest& pod) const override;
-  bool pod_independent_score() const override { return true; }
   double node_key(const NodeView& node) const override;
   int rank_sign(const PodRequest& pod) const override;
-  NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override;
 
  private:
   HamiPolicyConfig config_;
