@@ -16,7 +16,17 @@ std::string human_duration(double seconds) {
   return hours % 24 ? fmt::format("{} d {} h", hours / 24, hours % 24) : fmt::format("{} d", hours / 24);
 }
 
-Metrics::Metrics(const core::Cluster& fleet, bool milli_from_trace) : milli_from_trace_(milli_from_trace) {
+namespace {
+constexpr double kFragmentUnitsPerMilli = 1e6;
+int64_t fragment_units(double milli) { return std::llround(milli * kFragmentUnitsPerMilli); }
+}  // namespace
+
+Metrics::Metrics(const core::Cluster& fleet, bool milli_from_trace,
+                 std::shared_ptr<core::FragmentationModel> fragmentation)
+    : fragmentation_(std::move(fragmentation)), milli_from_trace_(milli_from_trace) {
+  node_fragment_.resize(fleet.size());
+  for (size_t n = 0; n < fleet.size(); ++n)
+    fragment_total_ += node_fragment_[n] = fragment_units(fragmentation_->node_fragment(fleet.view(n)));
   for (size_t id = 0; id < fleet.size(); ++id) {
     first_card_.push_back(static_cast<uint32_t>(cards_));
     for (const auto& d : fleet.node(id).devices) {
@@ -53,7 +63,7 @@ void Metrics::observe_curve() {
   auto& b = buckets_[static_cast<size_t>(bucket)];
   ++b.records;
   b.alloc += round2(alloc_gpu_pct());
-  b.frag += capacity_milli_ == 0 ? 0.0 : fragment_milli_ / static_cast<double>(capacity_milli_);
+  b.frag += capacity_milli_ == 0 ? 0.0 : fragment_milli() / static_cast<double>(capacity_milli_);
 }
 
 std::array<std::optional<double>, Metrics::kArrivedPoints> Metrics::read_curve(double Bucket::*field,
@@ -82,7 +92,17 @@ std::array<std::optional<double>, Metrics::kArrivedPoints> Metrics::frag_by_arri
   return read_curve(&Bucket::frag, true);
 }
 
-void Metrics::arrived(int64_t gpu_milli) { arrived_milli_ += gpu_milli; }
+void Metrics::arrived(double, const PodSpec& pod) { arrived_milli_ += pod.gpu_milli; }
+
+double Metrics::fragment_milli() const {
+  return static_cast<double>(fragment_total_) / kFragmentUnitsPerMilli;
+}
+
+void Metrics::fragment_changed(const core::Cluster& cluster, size_t node) {
+  const int64_t f = fragment_units(fragmentation_->node_fragment(cluster.view(node)));
+  fragment_total_ += f - node_fragment_[node];
+  node_fragment_[node] = f;
+}
 
 int64_t Metrics::CardUse::milli() const {
   int64_t m = 0;
@@ -107,14 +127,16 @@ void Metrics::charge_cards(size_t node, const core::PodAllocation& allocation, i
   }
 }
 
-void Metrics::placed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation) {
-  if (milli_from_trace_) allocated_milli_ += gpu_milli;
-  charge_cards(node, allocation, +1);
+void Metrics::placed(const PodMove& move) {
+  if (milli_from_trace_) allocated_milli_ += move.pod.gpu_milli;
+  charge_cards(move.node, move.allocation, +1);
+  fragment_changed(move.cluster, move.node);
 }
 
-void Metrics::departed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation) {
-  if (milli_from_trace_) allocated_milli_ -= gpu_milli;
-  charge_cards(node, allocation, -1);
+void Metrics::departed(const PodMove& move) {
+  if (milli_from_trace_) allocated_milli_ -= move.pod.gpu_milli;
+  charge_cards(move.node, move.allocation, -1);
+  fragment_changed(move.cluster, move.node);
 }
 
 TimelineRow Metrics::row(double time, size_t running, size_t pending, size_t placed, size_t failed) const {
@@ -131,7 +153,7 @@ TimelineRow Metrics::row(double time, size_t running, size_t pending, size_t pla
           pct(allocated_memory_, capacity_memory_),
           pct(allocated_cores_, capacity_cores_),
           pct(busy_cards_, cards_),
-          capacity_milli_ == 0 ? 0.0 : 100.0 * fragment_milli_ / static_cast<double>(capacity_milli_)};
+          capacity_milli_ == 0 ? 0.0 : 100.0 * fragment_milli() / static_cast<double>(capacity_milli_)};
 }
 
 void Metrics::observe_peaks() {

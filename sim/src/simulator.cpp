@@ -10,6 +10,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "card_use_log.hpp"
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/place.hpp"
@@ -33,24 +34,23 @@ bool from_trace(const Workload& w) {
 class Run {
  public:
   Run(const core::Cluster& fleet, const Workload& w, const RunOptions& o)
-      : cluster_(fleet), workload_(w), options_(o), metrics_(cluster_, from_trace(w)) {
+      : cluster_(fleet),
+        workload_(w),
+        options_(o),
+        typical_pods_(trace_typical_pods(w)),
+        fragmentation_(std::make_shared<core::FragmentationModel>(typical_pods_)),
+        metrics_(cluster_, from_trace(w), fragmentation_) {
     core::PolicyArgs args;
     args.seed = o.seed;
     args.gpu_policy = o.gpu_policy;
-    // Typical pods are counted over the trace itself, not the study's extra draws.
-    std::vector<size_t> counted;
-    for (size_t i = 0; i < w.size(); ++i)
-      if (!w[i].resampled && (!w[i].running_on || w[i].request.wants_devices())) counted.push_back(i);
-    args.typical_pods = core::typical_pods(
-        counted.size(), [&](size_t i) -> const core::PodRequest& { return w[counted[i]].request; });
-    fragmentation_ = std::make_shared<core::FragmentationModel>(args.typical_pods);
+    args.typical_pods = typical_pods_;
     args.fragmentation = fragmentation_;
-    fragmentation_typical_ = args.typical_pods.size();
     policy_ = core::make_policy(o.policy, args);
-    node_fragment_.resize(cluster_.size());
-    for (size_t n = 0; n < cluster_.size(); ++n)
-      fragment_total_ += node_fragment_[n] = fragment_units(fragmentation_->node_fragment(cluster_.view(n)));
-    metrics_.fragment_milli(static_cast<double>(fragment_total_) / kFragmentUnitsPerMilli);
+    observers_.push_back(&metrics_);
+    if (o.card_use) {
+      card_use_log_ = std::make_unique<CardUseLog>(result_.card_use);
+      observers_.push_back(card_use_log_.get());
+    }
     metrics_.observe_curve();  // the study's first record: nothing arrived yet
     records_.resize(w.size());
     core::RequestShapes shapes;
@@ -133,8 +133,7 @@ class Run {
     d.node = p.running_on->node;
     d.allocation = p.running_on->allocation;
     core::Scheduler::commit(cluster_, p.request, d, *policy_);
-    node_changed(*d.node, d.allocation);
-    metrics_.placed(*d.node, p.gpu_milli, d.allocation);
+    moved(&RunObserver::placed, id, *d.node, d.allocation);
     auto& r = records_[id];
     r.starting = true;
     r.start = 0;
@@ -168,7 +167,7 @@ class Run {
       return false;
     }
     core::Scheduler::commit(cluster_, p.request, d, *policy_);
-    node_changed(*d.node, d.allocation);
+    moved(&RunObserver::placed, id, *d.node, d.allocation);
     auto& r = records_[id];
     if (options_.records) {
       r.node = cluster_.node(*d.node).name;
@@ -176,7 +175,6 @@ class Run {
     }
     r.start = engine_.now();
     r.status = "running";
-    metrics_.placed(*d.node, p.gpu_milli, d.allocation);
     metrics_.pending_time(engine_.now() - p.arrival);
     ++placed_;
     if (!d.events.empty()) event(id, d.events.front());
@@ -249,33 +247,22 @@ class Run {
   }
 
   // After a node's use changed: its fragment and the cards' use log.
-  void node_changed(size_t node, const core::PodAllocation& allocation) {
+  // A placement or a departure has changed `node`: told to every observer.
+  void moved(void (RunObserver::*tell)(const PodMove&), uint32_t id, size_t node,
+             const core::PodAllocation& allocation) {
 #ifndef NDEBUG
     check_within_capacity(node);
 #endif
-    const int64_t f = fragment_units(fragmentation_->node_fragment(cluster_.view(node)));
-    fragment_total_ += f - node_fragment_[node];
-    node_fragment_[node] = f;
-    metrics_.fragment_milli(static_cast<double>(fragment_total_) / kFragmentUnitsPerMilli);
-    if (!options_.card_use) return;
-    const auto use = cluster_.usage(node);
-    for (const auto& c : core::effective_charges(allocation))
-      result_.card_use.push_back({engine_.now(), static_cast<uint32_t>(node), c.device,
-                                  use[static_cast<size_t>(c.device)],
-                                  cluster_.node(node).devices[static_cast<size_t>(c.device)].memory_mib});
+    const PodMove move{engine_.now(), cluster_, node, workload_[id], allocation};
+    for (RunObserver* o : observers_) (o->*tell)(move);
   }
-
-  // Fragments are summed in integer millionths of a milli-GPU: a running
-  // double sum would drift, and an emptied fleet would not read 0 %.
-  static constexpr double kFragmentUnitsPerMilli = 1e6;
-  static int64_t fragment_units(double milli) { return std::llround(milli * kFragmentUnitsPerMilli); }
 
   void event(uint32_t id, const core::Event& e) {
     result_.events.push_back({engine_.now(), workload_[id].request.name, e.type, e.reason, e.message});
   }
 
   void arrive(uint32_t id) {
-    metrics_.arrived(workload_[id].gpu_milli);
+    for (RunObserver* o : observers_) o->arrived(engine_.now(), workload_[id]);
     // FIFO keeps arrival order: nobody passes a pod that is already waiting.
     const bool must_queue = options_.queue == QueueDiscipline::Fifo && !pending_.empty();
     if (must_queue || !try_place(id, true)) {
@@ -329,9 +316,8 @@ class Run {
     auto it = running_.find(id);
     const auto& p = workload_[id];
     cluster_.release(it->second.node, it->second.allocation, p.request.host);
-    node_changed(it->second.node, it->second.allocation);
     core::unreserved(*policy_, cluster_.view(it->second.node), p.request, it->second.allocation);
-    metrics_.departed(it->second.node, p.gpu_milli, it->second.allocation);
+    moved(&RunObserver::departed, id, it->second.node, it->second.allocation);
     records_[id].end = engine_.now();
     records_[id].status = "completed";
     running_.erase(it);
@@ -381,7 +367,7 @@ class Run {
     // A snapshot run starts from a cluster's usage: arrived demand leaves
     // that out, so its curve means nothing there either.
     s["run_kind"] = starting_ ? "snapshot" : departures_ ? "departures" : "no-departures";
-    s["typical_pod_shapes"] = fragmentation_typical_;
+    s["typical_pod_shapes"] = typical_pods_.size();
     const TimelineRow last = metrics_.row(engine_.now(), running_.size(), pending_.size(), placed_, failed_);
     const Metrics::Held held = metrics_.held(engine_.now());
     if (!departures_) {
@@ -429,15 +415,24 @@ class Run {
     core::PodAllocation allocation;
   };
 
+  // Typical pods are counted over the trace itself, not the study's extra draws.
+  static std::vector<core::TypicalPod> trace_typical_pods(const Workload& w) {
+    std::vector<size_t> counted;
+    for (size_t i = 0; i < w.size(); ++i)
+      if (!w[i].resampled && (!w[i].running_on || w[i].request.wants_devices())) counted.push_back(i);
+    return core::typical_pods(counted.size(),
+                              [&](size_t i) -> const core::PodRequest& { return w[counted[i]].request; });
+  }
+
   core::Cluster cluster_;
   const Workload& workload_;
   RunOptions options_;
+  std::vector<core::TypicalPod> typical_pods_;
+  std::shared_ptr<core::FragmentationModel> fragmentation_;  // shared by Metrics and FGD
   Metrics metrics_;
+  std::unique_ptr<CardUseLog> card_use_log_;  // when the run keeps card_use
+  std::vector<RunObserver*> observers_;
   std::unique_ptr<core::Policy> policy_;
-  std::shared_ptr<core::FragmentationModel> fragmentation_;  // shared with FGD
-  std::vector<int64_t> node_fragment_;
-  int64_t fragment_total_ = 0;
-  size_t fragmentation_typical_ = 0;
   core::Scheduler scheduler_;
   RefusalExplainer explainer_;
   std::vector<uint32_t> shape_of_;  // pod -> request shape (never_fits, the explainer)

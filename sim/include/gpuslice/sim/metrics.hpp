@@ -1,16 +1,20 @@
-// What a run measures: allocation (count-equivalent by cores, memory, the
-// study's milli-GPU), arrived demand, the allocation curve by arrived demand,
-// pending times and refusals by HAMi reason.
+// What a run measures, as an observer of its arrivals, placements and
+// departures: allocation (count-equivalent by cores, memory, the study's
+// milli-GPU), arrived demand, fragmentation, the allocation curve by arrived
+// demand, pending times and refusals by HAMi reason.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/fragmentation.hpp"
+#include "gpuslice/sim/run_observer.hpp"
 
 namespace gpuslice::sim {
 
@@ -28,7 +32,7 @@ struct TimelineRow {
 // Simulated time for a person: "42 s", "12.5 min", "45.6 h", "3 d 4 h".
 std::string human_duration(double seconds);
 
-class Metrics {
+class Metrics final : public RunObserver {
  public:
   static constexpr int kArrivedPoints = 131;  // 0..130 %
 
@@ -36,16 +40,18 @@ class Metrics {
   // declared gpu_milli (the study's measure, for openb traces). Otherwise it
   // is measured per card: the larger of its used share of cores and of
   // memory, so it never passes a card's capacity whatever the card's size.
-  explicit Metrics(const core::Cluster& fleet, bool milli_from_trace = false);
-  void arrived(int64_t gpu_milli);
-  void placed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation);
-  void departed(size_t node, int64_t gpu_milli, const core::PodAllocation& allocation);
-  // One record of the study's curves: call after each arrival (and once
-  // before the first).
+  // Fragmentation is measured with `fragmentation` (FGD's typical pods),
+  // from the fleet's state now on.
+  Metrics(const core::Cluster& fleet, bool milli_from_trace,
+          std::shared_ptr<core::FragmentationModel> fragmentation);
+  void arrived(double time, const PodSpec& pod) override;
+  void placed(const PodMove& move) override;
+  void departed(const PodMove& move) override;
+  // One record of the study's curves: call after each arrival is handled
+  // (and once before the first).
   void observe_curve();
   void pending_time(double seconds) { pending_.push_back(seconds); }
   void refused(const std::string& reason) { ++refusals_[reason]; }
-  void fragment_milli(double milli) { fragment_milli_ = milli; }
 
   TimelineRow row(double time, size_t running, size_t pending, size_t placed, size_t failed) const;
   // Element i: the allocation ratio (%) at i % arrived, as the study's
@@ -75,7 +81,13 @@ class Metrics {
   int64_t capacity_milli_ = 0, capacity_memory_ = 0, capacity_cores_ = 0;
   int64_t arrived_milli_ = 0, allocated_milli_ = 0, allocated_memory_ = 0, allocated_cores_ = 0;
   int64_t busy_cards_ = 0, cards_ = 0;
-  double fragment_milli_ = 0;
+  // Fragments are summed in integer millionths of a milli-GPU: a running
+  // double sum would drift, and an emptied fleet would not read 0 %.
+  std::shared_ptr<core::FragmentationModel> fragmentation_;
+  std::vector<int64_t> node_fragment_;  // per node
+  int64_t fragment_total_ = 0;
+  void fragment_changed(const core::Cluster& cluster, size_t node);
+  double fragment_milli() const;
   double last_time_ = 0, area_gpu_ = 0, area_memory_ = 0, area_cores_ = 0;
   double peak_gpu_ = 0, peak_memory_ = 0, peak_cores_ = 0;
   void observe_peaks();
