@@ -1,6 +1,7 @@
 #include "gpuslice/core/request_shape.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string_view>
 
@@ -20,12 +21,11 @@ bool same_containers(const std::vector<ContainerRequest>& a, const std::vector<C
   return true;
 }
 
+// A short mix per field (rotate, xor, multiply): requests are hashed once
+// per placement, and same_shape settles any collision.
 struct Hasher {
   uint64_t h = 0x84222325cbf29ce4ULL;
-  void add(uint64_t v) {
-    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h *= 0xff51afd7ed558ccdULL;
-  }
+  void add(uint64_t v) { h = (std::rotl(h, 23) ^ v) * 0x9e3779b97f4a7c15ULL; }
   // A string adds its length and first bytes: enough to part the strings
   // requests carry (vendors, policies, types); same_shape decides the rest.
   void add(std::string_view s) {
@@ -41,10 +41,9 @@ struct Hasher {
   void add(const std::vector<ContainerRequest>& list) {
     add(list.size());
     for (const auto& c : list) {
-      add(static_cast<uint64_t>(c.count));
+      add(static_cast<uint64_t>(static_cast<uint32_t>(c.count)) << 32 | static_cast<uint32_t>(c.cores));
       add(static_cast<uint64_t>(c.memory_mib));
       add(static_cast<uint64_t>(c.memory_percent));
-      add(static_cast<uint64_t>(c.cores));
       add(std::string_view(c.vendor));
     }
   }
@@ -81,7 +80,7 @@ uint64_t shape_hash(const PodRequest& pod) {
   h.add(static_cast<uint64_t>(pod.weights.core));
   h.add(static_cast<uint64_t>(pod.weights.memory));
   h.add(pod.allowed_models);
-  return h.h;
+  return h.h ^ (h.h >> 29);
 }
 
 uint32_t RequestShapes::id(const PodRequest& pod) {

@@ -53,9 +53,7 @@ class Run {
     }
     metrics_.observe_curve();  // the study's first record: nothing arrived yet
     records_.resize(w.size());
-    core::RequestShapes shapes;
-    shape_of_.reserve(w.size());
-    for (const auto& p : w) shape_of_.push_back(shapes.id(p.request));
+    shape_of_.assign(w.size(), UINT32_MAX);
     for (const auto& p : w) {
       if (p.duration != kForever) departures_ = true;
       if (p.running_on) starting_ = true;
@@ -200,7 +198,7 @@ class Run {
     ++explained_;
     const auto& p = workload_[id];
     const auto by_reason =
-        by_name(explainer_.reasons(cluster_, shape_of_[id], p.request, policy_->gpu_policy_for(p.request)));
+        by_name(explainer_.reasons(cluster_, shape_of(id), p.request, policy_->gpu_policy_for(p.request)));
     records_[id].reason = top_reason(by_reason);
     for (const auto& [reason, nodes] : by_reason)
       event(id, {"Warning", "FilteringFailed", fmt::format("{} nodes {}", nodes, reason)});
@@ -288,7 +286,7 @@ class Run {
   // fit on an empty copy, asked once per request shape, with its own
   // scheduler and a HAMi policy so no cache of the real run is disturbed.
   bool never_fits(uint32_t id) {
-    const size_t shape = shape_of_[id];
+    const size_t shape = shape_of(id);
     if (never_fits_.size() <= shape) never_fits_.resize(shape + 1, -1);
     if (never_fits_[shape] < 0) {
       if (!empty_fleet_) {
@@ -435,7 +433,14 @@ class Run {
   std::unique_ptr<core::Policy> policy_;
   core::Scheduler scheduler_;
   RefusalExplainer explainer_;
-  std::vector<uint32_t> shape_of_;  // pod -> request shape (never_fits, the explainer)
+  // pod -> request shape (never_fits, the explainer), found when first
+  // asked: a run without refusals to explain never hashes a request.
+  uint32_t shape_of(uint32_t id) {
+    if (shape_of_[id] == UINT32_MAX) shape_of_[id] = shapes_.id(workload_[id].request);
+    return shape_of_[id];
+  }
+  core::RequestShapes shapes_;
+  std::vector<uint32_t> shape_of_;
   Engine engine_;
   std::vector<PodRecord> records_;
   std::deque<uint32_t> pending_;
