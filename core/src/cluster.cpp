@@ -67,6 +67,9 @@ Cluster Cluster::reordered(std::span<const size_t> order) const {
 
 size_t Cluster::append(Node node, uint32_t shape) {
   epoch_.value = next_epoch();
+  // A new epoch: no change is logged in it yet (an empty log means every
+  // changed_at is 0 already, so building a fleet stays linear).
+  if (!changes_.empty()) std::fill(changed_at_.begin(), changed_at_.end(), 0);
   changes_.clear();
   const size_t id = nodes_.size();
   by_name_.emplace(node.name, id);
@@ -74,6 +77,7 @@ size_t Cluster::append(Node node, uint32_t shape) {
   usage_.resize(usage_.size() + node.devices.size());
   host_used_.push_back({});
   version_.push_back(0);
+  changed_at_.push_back(0);
   shape_.push_back(shape);
   nodes_.push_back(std::move(node));
   return id;
@@ -107,6 +111,7 @@ void Cluster::clear_usage() {
   for (auto& v : version_) ++v;
   epoch_.value = next_epoch();
   changes_.clear();
+  std::fill(changed_at_.begin(), changed_at_.end(), 0);
 }
 
 void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResources& host, int sign) {
@@ -146,6 +151,7 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
     changes_base_ += drop;
   }
   changes_.push_back(static_cast<uint32_t>(id));
+  changed_at_[id] = change_count();
 }
 
 }  // namespace gpuslice::core

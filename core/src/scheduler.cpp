@@ -175,17 +175,23 @@ Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Po
 
 template <typename F>
 void Scheduler::for_changed_nodes(const Cluster& cluster, ShapeScores& cache, F visit) {
-  // A log longer than the cluster is read as a scan of every node: in order,
-  // and no node twice.
-  if (!cache.primed || cache.seen_changes < cluster.first_change() ||
-      cluster.change_count() - cache.seen_changes >= cluster.size()) {
-    for (size_t id = 0; id < cluster.size(); ++id) visit(id);  // unchanged nodes return at once
-    cache.primed = true;
-  } else {
-    // Only the nodes changed since this shape was last placed.
-    for (size_t i = cache.seen_changes; i < cluster.change_count(); ++i) visit(cluster.changed_node(i));
-  }
+  const size_t seen = cache.seen_changes;
   cache.seen_changes = cluster.change_count();
+  if (!cache.primed) {
+    for (size_t id = 0; id < cluster.size(); ++id) visit(id);
+    cache.primed = true;
+  } else if (seen < cluster.first_change() || cluster.change_count() - seen >= cluster.size()) {
+    // The log moved past this cache, or is longer than the cluster: one
+    // scan in node order, visiting each node changed since.
+    for (size_t id = 0; id < cluster.size(); ++id)
+      if (cluster.changed_at(id) > seen) visit(id);
+  } else {
+    // Each node changed since, at its latest entry in the log.
+    for (size_t i = seen; i < cluster.change_count(); ++i) {
+      const uint32_t id = cluster.changed_node(i);
+      if (cluster.changed_at(id) == i + 1) visit(id);
+    }
+  }
 }
 
 Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail) {
@@ -333,15 +339,12 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     if (pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
       cache = &shape_scores(cluster, policy, shapes_.id(pod));
       auto& c = *cache;
-      if (c.versions.size() != cluster.size()) {
-        c.versions.assign(cluster.size(), UINT64_MAX);
+      if (c.member_at.size() != cluster.size()) {
         c.member_at.assign(cluster.size(), UINT32_MAX);
         c.members.clear();
         c.primed = false;
       }
       for_changed_nodes(cluster, c, [&](size_t id) {
-        if (c.versions[id] == cluster.version(id)) return;
-        c.versions[id] = cluster.version(id);
         const bool fits = may_fit(cluster.view(id), pod);  // may fit: fit_pod decides if drawn
         const bool member = c.member_at[id] != UINT32_MAX;
         if (fits && !member) {
@@ -377,15 +380,12 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     // A node's score for a request shape only changes with the node: keep
     // it per (shape, node) and re-score only nodes changed since.
     auto& cache = shape_scores(cluster, policy, shapes_.id(pod));
-    if (cache.fitting.size() != cluster.size()) {
+    if (cache.nodes.size() != cluster.size()) {
       cache.nodes.assign(cluster.size(), {});
-      cache.versions.assign(cluster.size(), UINT64_MAX);
       cache.fitting.reset(cluster.size());
       cache.primed = false;
     }
     auto rescore = [&](size_t id) {
-      if (cache.versions[id] == cluster.version(id)) return;
-      cache.versions[id] = cluster.version(id);
       auto& e = cache.nodes[id];
       // A node in the state of one scored in this scan scores as it did.
       const size_t same = skip_repeats ? first_with_state(cluster, id, policy) : id;

@@ -1,4 +1,7 @@
 #include <catch2/catch.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "gpuslice/core/cluster.hpp"
 
@@ -66,4 +69,63 @@ TEST_CASE("every change is logged and a copy starts a new history", "[cluster]")
   Cluster copy = c;
   CHECK(copy.epoch() != c.epoch());
   CHECK_THROWS_AS(c.add_node(two_card_node()), std::invalid_argument);  // duplicate name
+}
+
+TEST_CASE("each node knows its latest change in the log, through trimming and clearing", "[cluster]") {
+  Cluster c;
+  for (int i = 0; i < 3; ++i) {
+    Node n = two_card_node();
+    n.name = "n" + std::to_string(i);
+    c.add_node(n);
+  }
+  CHECK(c.changed_at(0) == 0);
+  PodAllocation a;
+  a.containers = {{{0, 1, 0}}};
+  // Far past the log's trimming point (4096 entries): positions stay absolute.
+  for (int k = 0; k < 5000; ++k) {
+    const size_t id = static_cast<size_t>(k % 2);
+    c.charge(id, a, {});
+    CHECK(c.changed_at(id) == c.change_count());
+    c.release(id, a, {});
+  }
+  CHECK(c.first_change() > 0);
+  const uint64_t at = c.changed_at(1);
+  CHECK(c.changed_node(at - 1) == 1);  // the latest entry of node 1 is its own
+  CHECK(c.changed_at(2) == 0);         // never changed
+  // A reader that saw position p visits exactly the nodes changed since.
+  const size_t p = c.change_count();
+  c.charge(2, a, {});
+  CHECK(c.changed_at(2) > p);
+  CHECK_FALSE(c.changed_at(0) > p);
+  c.clear_usage();
+  for (size_t id = 0; id < c.size(); ++id) CHECK(c.changed_at(id) == 0);
+}
+
+TEST_CASE("a reordered fleet keeps its nodes and shapes in the new order", "[cluster]") {
+  Cluster c;
+  Node small = two_card_node();
+  small.name = "small";
+  small.devices.pop_back();
+  Node big = two_card_node();
+  big.name = "big";
+  Node big2 = two_card_node();
+  big2.name = "big2";
+  c.add_node(small);
+  c.add_node(big);
+  c.add_node(big2);
+  const std::vector<size_t> order{2, 0, 1};
+  const Cluster r = c.reordered(order);
+  REQUIRE(r.size() == 3);
+  for (size_t i = 0; i < order.size(); ++i) {
+    CHECK(r.node(i).name == c.node(order[i]).name);
+    CHECK(r.shape(i) == c.shape(order[i]));
+    CHECK(r.find(c.node(order[i]).name) == std::optional<size_t>(i));
+  }
+  CHECK(r.shape(0) == r.shape(2));  // big2 and big are built alike
+  CHECK(r.shape(0) != r.shape(1));
+  CHECK(r.epoch() != c.epoch());
+  const std::vector<size_t> repeated{0, 0, 1};
+  CHECK_THROWS_AS(c.reordered(repeated), std::invalid_argument);
+  const std::vector<size_t> short_order{0, 1};
+  CHECK_THROWS_AS(c.reordered(short_order), std::invalid_argument);
 }

@@ -68,6 +68,11 @@ class Cluster {
   size_t change_count() const { return changes_base_ + changes_.size(); }
   size_t first_change() const { return changes_base_; }
   uint32_t changed_node(size_t i) const { return changes_[i - changes_base_]; }
+  // One past the log position of the node's latest change in this epoch (0:
+  // none). A node changed since position p exactly when changed_at > p, and
+  // log entry i is its latest when changed_at == i + 1: a reader skips older
+  // entries without state of its own.
+  uint64_t changed_at(size_t id) const { return changed_at_[id]; }
 
  private:
   void apply(size_t id, const PodAllocation& allocation, const HostResources& host, int sign);
@@ -80,6 +85,7 @@ class Cluster {
   std::vector<uint64_t> version_;
   std::vector<uint32_t> shape_;
   std::vector<uint32_t> changes_;
+  std::vector<uint64_t> changed_at_;
   size_t changes_base_ = 0;  // absolute position of changes_[0]
   // A copy is a new history: it gets its own epoch.
   struct Epoch {

@@ -101,10 +101,7 @@ class Scheduler {
     NodeScore score;
   };
   struct ShapeScores {
-    // node -> the version its score was taken at (apart from the scores: a
-    // scan reads every version and few scores)
-    std::vector<uint64_t> versions;
-    std::vector<CachedScore> nodes;  // node -> score at that version
+    std::vector<CachedScore> nodes;  // node -> score as of the change log's position seen_changes
     WinnerTree fitting;              // the fitting nodes by score: the best at the root
     size_t seen_changes = 0;         // the cluster's change log read so far
     bool primed = false;
