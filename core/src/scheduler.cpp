@@ -468,9 +468,10 @@ std::string filtering_succeed_message(const Cluster& cluster, const Decision& de
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
                                            size_t considered) {
   std::map<std::string, std::vector<std::string>> by_reason;
-  for (const auto& [id, refusal] : decision.failed)
-    refusal.for_each_reason(
-        [&](Reason r) { by_reason[std::string(reason_name(r))].push_back(cluster.node(id).name); });
+  for (const auto& [id, refusal] : decision.failed) {
+    const std::string& node = cluster.node(id).name;
+    refusal.for_each_reason([&](Reason r) { by_reason[std::string(reason_name(r))].push_back(node); });
+  }
   std::vector<Event> events;
   for (auto& [reason, nodes] : by_reason) {
     std::sort(nodes.begin(), nodes.end());
