@@ -105,6 +105,12 @@
   X(cuStreamSynchronize_ptsz, cuStreamSynchronize, 7000, per_thread)             \
   X(cuStreamQuery, cuStreamQuery, 2000, legacy)                                  \
   X(cuStreamQuery_ptsz, cuStreamQuery, 7000, per_thread)                         \
+  X(cuEventCreate, cuEventCreate, 2000, any)                                     \
+  X(cuEventDestroy_v2, cuEventDestroy, 4000, any)                                \
+  X(cuEventRecord, cuEventRecord, 2000, legacy)                                  \
+  X(cuEventRecord_ptsz, cuEventRecord, 7000, per_thread)                         \
+  X(cuEventSynchronize, cuEventSynchronize, 2000, any)                           \
+  X(cuEventQuery, cuEventQuery, 2000, any)                                       \
   X(cuLaunchKernel, cuLaunchKernel, 4000, legacy)                                \
   X(cuLaunchKernel_ptsz, cuLaunchKernel, 7000, per_thread)                       \
   X(cuLaunchKernelEx, cuLaunchKernelEx, 11060, legacy)                           \

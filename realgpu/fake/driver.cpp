@@ -117,6 +117,7 @@ void Driver::drop_process_objects(bool release_shared) {
   arrays.clear();
   mipmapped_arrays.clear();
   streams.clear();
+  events.clear();
   modules.clear();
   libraries.clear();
   functions.clear();
@@ -200,6 +201,7 @@ void Driver::detach_context(Context* context) {
       return true;
     });
   streams.erase_if([&](const Stream& stream) { return stream.context == context; });
+  events.erase_if([&](const Event& event) { return event.context == context; });
   modules.erase_if([&](const Module& module) {
     if (module.context != context) return false;
     if (module.bytes > 0 && guard)

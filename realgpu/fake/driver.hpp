@@ -49,6 +49,13 @@ struct Stream {
   std::int64_t last_end_ns = 0;
 };
 
+// An event completes when the work its stream had queued at cuEventRecord
+// has ended (a never-recorded event is complete, as on the real driver).
+struct Event {
+  Context* context = nullptr;
+  std::int64_t end_ns = 0;
+};
+
 struct Function {
   std::string name;
   bool spin = false;  // `spin(unsigned microseconds)`; anything else runs 1 us
@@ -152,6 +159,7 @@ class Driver {
   std::uint32_t next_legacy_address = 0x10000000;  // 32-bit-era cuMemAlloc addresses
   Registry<Array> arrays;
   Registry<Stream> streams;
+  Registry<Event> events;
   Registry<Function> functions;
   Registry<Module> modules;
   Registry<Module> libraries;

@@ -208,11 +208,16 @@ extern "C" nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlU
   return NVML_SUCCESS;
 }
 
-// One sample per process that ran kernels in (lastSeenTimeStamp, now]
-// (the last utilisation window when lastSeenTimeStamp is 0): smUtil is its
-// busy time over that span, rounded; timeStamp is now. Size protocol as
-// NVML: no buffer or too small -> INSUFFICIENT_SIZE with the count needed;
-// no process ran -> NOT_FOUND.
+// As the real NVML samples (seen on an H100, driver 580): the driver keeps
+// one sample per sampling period (GPUSLICE_FAKE_UTIL_WINDOW_MS, 200 ms as on
+// that card) and per process that ran kernels in that period, stamped with
+// the period's end; smUtil is the process's busy share of that period, a
+// whole percent (tiny activity reads 0). A period with no kernel of a process
+// has no sample of it, so a reader cannot take "mean smUtil x time since my
+// last look" for busy time: the samples cover only the periods listed.
+// Returned: the completed periods ending after lastSeenTimeStamp (after the
+// last five periods when it is 0). Size protocol as NVML: no buffer or too
+// small -> INSUFFICIENT_SIZE with the count needed; no sample -> NOT_FOUND.
 extern "C" nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                                         nvmlProcessUtilizationSample_t* utilization,
                                                         unsigned int* processSamplesCount,
@@ -222,36 +227,37 @@ extern "C" nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
   std::size_t index = 0;
   if (const nvmlReturn_t rc = n.device(device, index); rc != NVML_SUCCESS) return rc;
   if (processSamplesCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  std::vector<gpuslice::fake::timeline::ProcessBusy> busy;
+  constexpr std::int64_t kHistoryPeriods = 5;
+  const std::int64_t period = n.window_ns;
   const std::int64_t now = gpuslice::fake::monotonic_ns();
-  std::int64_t from = now - n.window_ns;
-  if (lastSeenTimeStamp != 0) {
-    const auto now_us = static_cast<unsigned long long>(now / 1000);
-    from = static_cast<std::int64_t>(std::min(lastSeenTimeStamp, now_us)) * 1000;
-  }
-  if (from < now) {
+  std::int64_t since = now - kHistoryPeriods * period;
+  if (lastSeenTimeStamp != 0)
+    since = std::max(since, static_cast<std::int64_t>(
+                                std::min(lastSeenTimeStamp, static_cast<unsigned long long>(now / 1000))) *
+                                1000);
+  std::vector<nvmlProcessUtilizationSample_t> samples;
+  {
     gpuslice::fake::SharedState::Guard guard = n.state->lock();
     if (!guard) return NVML_ERROR_UNKNOWN;
-    busy = gpuslice::fake::timeline::busy_by_process(*guard, index, from, now);
+    for (std::int64_t end = (since / period + 1) * period; end <= now; end += period) {
+      auto busy = gpuslice::fake::timeline::busy_by_process(*guard, index, end - period, end);
+      std::sort(busy.begin(), busy.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
+      for (const auto& b : busy)
+        if (b.busy_ns > 0)
+          samples.push_back({static_cast<unsigned int>(b.pid), static_cast<unsigned long long>(end / 1000),
+                             percent(b.busy_ns, period), 0, 0, 0});
+    }
   }
-  if (busy.empty()) {
+  if (samples.empty()) {
     *processSamplesCount = 0;
     return NVML_ERROR_NOT_FOUND;
   }
-  const auto needed = static_cast<unsigned int>(busy.size());
+  const auto needed = static_cast<unsigned int>(samples.size());
   if (utilization == nullptr || *processSamplesCount < needed) {
     *processSamplesCount = needed;
     return NVML_ERROR_INSUFFICIENT_SIZE;
   }
-  std::sort(busy.begin(), busy.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
-  for (unsigned int i = 0; i < needed; ++i) {
-    utilization[i] = nvmlProcessUtilizationSample_t{static_cast<unsigned int>(busy[i].pid),
-                                                    static_cast<unsigned long long>(now / 1000),
-                                                    percent(busy[i].busy_ns, now - from),
-                                                    0,
-                                                    0,
-                                                    0};
-  }
+  std::copy(samples.begin(), samples.end(), utilization);
   *processSamplesCount = needed;
   return NVML_SUCCESS;
 }

@@ -59,6 +59,10 @@ Driver open_driver(bool through_proc_address, bool per_thread_stream) {
   RESOLVE(cuArrayDestroy, cuArrayDestroy);
   RESOLVE(cuStreamSynchronize, cuStreamSynchronize);
   RESOLVE(cuStreamCreate, cuStreamCreate);
+  RESOLVE(cuEventCreate, cuEventCreate);
+  RESOLVE(cuEventRecord, cuEventRecord);
+  RESOLVE(cuEventSynchronize, cuEventSynchronize);
+  RESOLVE(cuEventDestroy_v2, cuEventDestroy);
   RESOLVE(cuModuleLoadData, cuModuleLoadData);
   RESOLVE(cuModuleGetFunction, cuModuleGetFunction);
   RESOLVE(cuLaunchKernel, cuLaunchKernel);

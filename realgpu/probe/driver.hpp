@@ -38,6 +38,10 @@ struct Driver {
   decltype(&::cuArrayDestroy) cuArrayDestroy = nullptr;
   decltype(&::cuStreamSynchronize) cuStreamSynchronize = nullptr;
   decltype(&::cuStreamCreate) cuStreamCreate = nullptr;
+  decltype(&::cuEventCreate) cuEventCreate = nullptr;
+  decltype(&::cuEventRecord) cuEventRecord = nullptr;
+  decltype(&::cuEventSynchronize) cuEventSynchronize = nullptr;
+  decltype(&::cuEventDestroy_v2) cuEventDestroy_v2 = nullptr;
   decltype(&::cuModuleLoadData) cuModuleLoadData = nullptr;
   decltype(&::cuModuleGetFunction) cuModuleGetFunction = nullptr;
   decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <memory>
@@ -32,6 +33,10 @@ struct DeviceLimiter {
   realgpu::ShareController controller;
   realgpu::LaunchGate gate;
   unsigned long long last_sample_us = 0;
+  // NVML's sampling period, learnt from the gaps between sample time stamps
+  // (200 ms on an H100 with driver 580; 1/6 s is NVML's usual figure).
+  unsigned long long sample_period_us = 166'667;
+  bool period_learnt = false;
   bool throttling = false;
 };
 
@@ -90,6 +95,22 @@ struct ComputeLimiter::Impl {
     std::call_once(thread_once, [this] { std::thread([this] { loop(); }).detach(); });
   }
 
+  // The smallest gap between distinct sample time stamps is the sampling
+  // period (consecutive periods of one busy process are one period apart).
+  static void learn_period(DeviceLimiter& d, std::vector<unsigned long long>& stamps) {
+    std::sort(stamps.begin(), stamps.end());
+    stamps.erase(std::unique(stamps.begin(), stamps.end()), stamps.end());
+    unsigned long long previous = d.last_sample_us;
+    for (const unsigned long long stamp : stamps) {
+      const unsigned long long gap = previous != 0 ? stamp - previous : 0;
+      if (gap >= 10'000 && gap <= 1'000'000 && (!d.period_learnt || gap < d.sample_period_us)) {
+        d.sample_period_us = gap;
+        d.period_learnt = true;
+      }
+      previous = stamp;
+    }
+  }
+
   Usage sample(DeviceLimiter& d) {
     auto& rt = Runtime::get();
     const auto& real = rt.real();
@@ -114,29 +135,36 @@ struct ComputeLimiter::Impl {
       rc = real.nvmlDeviceGetProcessUtilization(d.nvml, samples.data(), &count, d.last_sample_us);
     }
     if (rc == NVML_SUCCESS && count > 0) {
-      // Average each process's samples; the window is measured on NVML's
-      // own clock (its time stamps), whatever clock that is.
-      unsigned long long newest = d.last_sample_us;
-      std::unordered_map<unsigned, std::pair<double, int>> per_pid;
+      // NVML keeps one sample per sampling period and per process that ran
+      // kernels in it; a period without a kernel of a process has no sample
+      // of it. So a process's busy time is the sum of its samples, each a
+      // share of one period, never "mean smUtil x time since the last look"
+      // (that read a process that started 1.5 s into the window as busy the
+      // whole window, and set its rate 12 times too low).
+      std::vector<unsigned long long> stamps;
+      std::unordered_map<unsigned, double> busy_periods;  // periods' worth of busy time, per pid
       for (unsigned i = 0; i < count; ++i) {
         if (samples[i].timeStamp <= d.last_sample_us) continue;
-        newest = std::max(newest, samples[i].timeStamp);
-        auto& [sum, n] = per_pid[samples[i].pid];
-        sum += samples[i].smUtil;
-        ++n;
+        stamps.push_back(samples[i].timeStamp);
+        busy_periods[samples[i].pid] += samples[i].smUtil / 100.0;
       }
-      for (const auto& [pid, acc] : per_pid) {
-        const double util = acc.first / acc.second / 100.0;
-        if (slice_pids.count(pid)) {
-          u.slice += util;
-          if (pid == own_pid) u.own += util;
-        } else {
-          u.others += util;
+      learn_period(d, stamps);
+      if (!stamps.empty()) {
+        const unsigned long long newest = *std::max_element(stamps.begin(), stamps.end());
+        u.measured = d.last_sample_us != 0;
+        u.seconds = static_cast<double>(newest - d.last_sample_us) * 1e-6;
+        const double period = static_cast<double>(d.sample_period_us) * 1e-6;
+        for (const auto& [pid, periods] : busy_periods) {
+          const double util = u.measured ? std::min(1.0, periods * period / u.seconds) : 0.0;
+          if (slice_pids.count(pid)) {
+            u.slice += util;
+            if (pid == own_pid) u.own += util;
+          } else {
+            u.others += util;
+          }
         }
+        d.last_sample_us = newest;
       }
-      u.measured = d.last_sample_us != 0 && newest > d.last_sample_us;
-      u.seconds = static_cast<double>(newest - d.last_sample_us) * 1e-6;
-      d.last_sample_us = newest;
     }
     if (rt.env().core_policy == realgpu::CorePolicy::Default) {
       nvmlProcessInfo_t infos[128];
@@ -163,6 +191,14 @@ struct ComputeLimiter::Impl {
     d.throttling = true;
     d.controller.observe({u.seconds, u.slice, u.own, launches, u.measured});
     d.gate.set_rate(d.controller.launch_rate());
+    // At debug level (LIBCUDA_LOG_LEVEL=4): what the loop saw and chose, to
+    // compare with the card's own utilization on hardware.
+    if (u.measured)
+      Runtime::get().log(
+          Level::Debug,
+          "Device %d: slice %.1f%%, own %.1f%%, others %.1f%% over %.3f s; %llu launches; rate %.1f/s",
+          d.ordinal, u.slice * 100, u.own * 100, u.others * 100, u.seconds,
+          static_cast<unsigned long long>(launches), d.controller.launch_rate());
   }
 
   void loop() {

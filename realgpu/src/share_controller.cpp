@@ -56,12 +56,22 @@ void ShareController::observe(const Sample& s) {
     return;
   }
   const double slice = p.slice_busy / p.seconds;
-  if (slice <= 0) return;  // launches still queued, or idle: nothing learnt
-  const double factor = std::clamp(goal / slice, 1.0 / kMaxStep, kMaxStep);
-  // Do not raise the rate for an application that did not use what it had
-  // (it idles or is bound elsewhere): no wind-up, so no burst when it wakes.
-  const double allowed = rate_ * p.seconds;
-  if (factor > 1 && static_cast<double>(p.launches) + 1 < 0.5 * allowed) return;
+  // Did the application use what it was allowed? If not, it idles or is
+  // bound elsewhere: never raise its rate then (no wind-up, so no burst when
+  // it wakes).
+  const bool used_allowance = static_cast<double>(p.launches) + 1 >= 0.5 * rate_ * p.seconds;
+  double factor = 0;
+  if (slice > 0) {
+    factor = std::clamp(goal / slice, 1.0 / kMaxStep, kMaxStep);
+  } else if (used_allowance) {
+    // It launches all it may and the driver sees nothing: the rate is so low
+    // that the work rounds to 0% (on an H100 a rate set from a bad first look
+    // held a 30% slice at 1.7% for good). Double until it shows.
+    factor = kMaxStep;
+  } else {
+    return;  // idle: nothing learnt
+  }
+  if (factor > 1 && !used_allowance) return;
   rate_ = std::max(rate_ * factor, 0.1);
 }
 

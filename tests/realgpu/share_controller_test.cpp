@@ -87,3 +87,31 @@ TEST_CASE("an application that idles does not save up a burst") {
   CHECK(std::abs(run(apps, 10.0)[0] - 0.3) < 0.02);
   (void)a;
 }
+
+TEST_CASE("a rate too low for the driver to see recovers: 0% while the allowance is used doubles it") {
+  // Seen on an H100: a first look that overestimated a launch's cost 12-fold
+  // set a 30% slice of 200 us kernels to 30 launches/s; NVML then read its
+  // work (0.6%) as 0%, the controller learnt nothing, and it stayed at 1.7%.
+  // Here the device reports whole percents, as NVML does, truncated (0.6%
+  // reads 0).
+  ShareController controller(0.30);
+  const double cost = 200e-6, period = 0.2;
+  controller.observe({1.6, 0.76, 0.76, 490, true});  // the bad first look
+  REQUIRE(controller.launch_rate() * cost < 0.01);  // under 1% of the device
+  double share = 0;
+  for (int i = 0; i < 100; ++i) {  // 20 s
+    const auto launches = static_cast<uint64_t>(controller.launch_rate() * period);
+    const double util = std::floor(static_cast<double>(launches) * cost / period * 100) / 100;
+    controller.observe({period, util, util, launches, true});
+    if (i >= 75) share += util / 25;  // the last 5 s
+  }
+  CHECK(std::abs(share - 0.30) <= 0.03);
+}
+
+TEST_CASE("an application that idles is not raised when the driver reads 0%") {
+  ShareController controller(0.30);
+  controller.observe({1.0, 0.30, 0.30, 100, true});
+  const double rate = controller.launch_rate();
+  for (int i = 0; i < 20; ++i) controller.observe({0.2, 0.0, 0.0, 0, true});
+  CHECK(controller.launch_rate() == rate);
+}
