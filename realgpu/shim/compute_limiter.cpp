@@ -1,11 +1,14 @@
 #include "compute_limiter.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <deque>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -38,11 +41,60 @@ struct DeviceLimiter {
   unsigned long long sample_period_us = 166'667;
   bool period_learnt = false;
   bool throttling = false;
+  // Launches since the start of the window the next measurement covers. The
+  // loop looks every period_ms, NVML stamps a sample every 200 ms or so: a
+  // look that finds no new sample keeps its launches for the next one (taking
+  // them away halved the count, and a slice at 9% of a 30% cap looked as if it
+  // did not use its allowance, so its rate was never raised).
+  uint64_t window_launches = 0;
+  // Launches issued so far, as seen at each of the loop's recent looks, on
+  // both clocks NVML may stamp with (the real one: wall-clock microseconds;
+  // the fake: monotonic). The first look reads from it how many launches ran
+  // before NVML's newest stamp, so it can price a launch from the prelude at
+  // once instead of waiting for a second sample (0.2 s more at full speed).
+  struct Tick {
+    unsigned long long monotonic_us, wall_us;
+    uint64_t launches;
+  };
+  std::deque<Tick> ticks;
+  uint64_t launches_total = 0;
 };
+
+unsigned long long clock_us(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<unsigned long long>(ts.tv_sec) * 1'000'000ULL +
+         static_cast<unsigned long long>(ts.tv_nsec) / 1000ULL;
+}
+
+// Launches issued by the time NVML stamped `stamp`, interpolated between the
+// loop's looks; nullopt when the stamp is on neither clock's recent past.
+std::optional<uint64_t> launches_at(const std::deque<DeviceLimiter::Tick>& ticks, unsigned long long stamp) {
+  if (ticks.empty()) return std::nullopt;
+  for (const bool wall : {true, false}) {
+    auto at = [wall](const DeviceLimiter::Tick& t) { return wall ? t.wall_us : t.monotonic_us; };
+    const unsigned long long now = at(ticks.back());
+    if (stamp > now || now - stamp > 2'000'000) continue;
+    if (stamp <= at(ticks.front())) return ticks.front().launches;
+    for (size_t i = 1; i < ticks.size(); ++i)
+      if (stamp <= at(ticks[i])) {
+        const double f = static_cast<double>(stamp - at(ticks[i - 1])) /
+                         static_cast<double>(std::max(1ULL, at(ticks[i]) - at(ticks[i - 1])));
+        return ticks[i - 1].launches +
+               static_cast<uint64_t>(f * static_cast<double>(ticks[i].launches - ticks[i - 1].launches));
+      }
+    return ticks.back().launches;
+  }
+  return std::nullopt;
+}
 
 // What NVML says about the device since the last look.
 struct Usage {
   bool measured = false;
+  bool window_opened = false;  // the first look: measurements start at its newest stamp
+  double prelude_seconds = 0, prelude_slice = 0,
+         prelude_own = 0;  // before that stamp, since this process started
+  unsigned long long newest_stamp = 0;
   double seconds = 0, own = 0, slice = 0, others = 0;
   bool foreign_process = false;
 };
@@ -142,27 +194,56 @@ struct ComputeLimiter::Impl {
       // (that read a process that started 1.5 s into the window as busy the
       // whole window, and set its rate 12 times too low).
       std::vector<unsigned long long> stamps;
-      std::unordered_map<unsigned, double> busy_periods;  // periods' worth of busy time, per pid
+      unsigned long long oldest_own = 0;
       for (unsigned i = 0; i < count; ++i) {
         if (samples[i].timeStamp <= d.last_sample_us) continue;
         stamps.push_back(samples[i].timeStamp);
-        busy_periods[samples[i].pid] += samples[i].smUtil / 100.0;
+        if (samples[i].pid == own_pid && (oldest_own == 0 || samples[i].timeStamp < oldest_own))
+          oldest_own = samples[i].timeStamp;
       }
       learn_period(d, stamps);
       if (!stamps.empty()) {
         const unsigned long long newest = *std::max_element(stamps.begin(), stamps.end());
-        u.measured = d.last_sample_us != 0;
-        u.seconds = static_cast<double>(newest - d.last_sample_us) * 1e-6;
-        const double period = static_cast<double>(d.sample_period_us) * 1e-6;
-        for (const auto& [pid, periods] : busy_periods) {
-          const double util = u.measured ? std::min(1.0, periods * period / u.seconds) : 0.0;
-          if (slice_pids.count(pid)) {
-            u.slice += util;
-            if (pid == own_pid) u.own += util;
+        // On the first look NVML hands over its whole buffer, older tenants
+        // included, and the window of measurements opens at its newest stamp.
+        // What this process ran before that (its own samples all come after
+        // its start, so from one period before the oldest of them) is the
+        // prelude: unthrottled, it is counted as debt that the controller pays
+        // back, so a short run still lands on its share.
+        const bool first_look = d.last_sample_us == 0;
+        const unsigned long long opened =
+            first_look ? (oldest_own > d.sample_period_us ? oldest_own - d.sample_period_us : 0)
+                       : d.last_sample_us;
+        if (opened != 0 && newest > opened) {
+          const double seconds = static_cast<double>(newest - opened) * 1e-6;
+          const double period = static_cast<double>(d.sample_period_us) * 1e-6;
+          std::unordered_map<unsigned, double> busy_periods;  // periods' worth of busy time, per pid
+          for (unsigned i = 0; i < count; ++i)
+            if (samples[i].timeStamp > opened) busy_periods[samples[i].pid] += samples[i].smUtil / 100.0;
+          double slice = 0, own = 0, others = 0;
+          for (const auto& [pid, periods] : busy_periods) {
+            const double util = std::min(1.0, periods * period / seconds);
+            if (slice_pids.count(pid)) {
+              slice += util;
+              if (pid == own_pid) own += util;
+            } else {
+              others += util;
+            }
+          }
+          if (first_look) {
+            u.prelude_seconds = seconds;
+            u.prelude_slice = slice;
+            u.prelude_own = own;
           } else {
-            u.others += util;
+            u.measured = true;
+            u.seconds = seconds;
+            u.slice = slice;
+            u.own = own;
+            u.others = others;
           }
         }
+        u.window_opened = first_look;
+        u.newest_stamp = newest;
         d.last_sample_us = newest;
       }
     }
@@ -177,10 +258,24 @@ struct ComputeLimiter::Impl {
   }
 
   void steer(DeviceLimiter& d) {
-    const uint64_t launches = d.gate.take_launch_count();
-    const Usage u = sample(d);
+    const uint64_t fresh = d.gate.take_launch_count();
+    d.window_launches += fresh;
+    d.launches_total += fresh;
+    if (d.ticks.size() < 32)
+      d.ticks.push_back({clock_us(CLOCK_MONOTONIC), clock_us(CLOCK_REALTIME), d.launches_total});
+    Usage u = sample(d);
+    std::optional<uint64_t> before_stamp;
+    if (u.window_opened) {
+      // The window opens at NVML's newest stamp: launches issued after it
+      // belong to the next measurement, those before it to the prelude.
+      before_stamp = launches_at(d.ticks, u.newest_stamp);
+      d.window_launches = before_stamp ? d.launches_total - *before_stamp : 0;
+      d.ticks.clear();
+      d.ticks.shrink_to_fit();
+    }
     const bool shared = u.foreign_process || u.others > 0;
     if (Runtime::get().env().core_policy == realgpu::CorePolicy::Default && !shared) {
+      d.window_launches = 0;
       if (d.throttling) {
         d.controller.restart();
         d.gate.set_rate(std::numeric_limits<double>::infinity());
@@ -189,16 +284,33 @@ struct ComputeLimiter::Impl {
       return;
     }
     d.throttling = true;
+    uint64_t launches = 0;
+    if (u.prelude_seconds > 0 && before_stamp) {
+      // The prelude prices a launch: judged like any window.
+      u.measured = true;
+      u.seconds = u.prelude_seconds;
+      u.slice = u.prelude_slice;
+      u.own = u.prelude_own;
+      launches = *before_stamp;
+    } else if (u.prelude_seconds > 0) {
+      // On no clock we know: it still counts against the share.
+      d.controller.account(u.prelude_seconds, u.prelude_slice);
+      return;
+    } else if (!u.measured) {
+      return;  // nothing new from the driver: keep counting
+    } else {
+      launches = d.window_launches;
+      d.window_launches = 0;
+    }
     d.controller.observe({u.seconds, u.slice, u.own, launches, u.measured});
     d.gate.set_rate(d.controller.launch_rate());
     // At debug level (LIBCUDA_LOG_LEVEL=4): what the loop saw and chose, to
     // compare with the card's own utilization on hardware.
-    if (u.measured)
-      Runtime::get().log(
-          Level::Debug,
-          "Device %d: slice %.1f%%, own %.1f%%, others %.1f%% over %.3f s; %llu launches; rate %.1f/s",
-          d.ordinal, u.slice * 100, u.own * 100, u.others * 100, u.seconds,
-          static_cast<unsigned long long>(launches), d.controller.launch_rate());
+    Runtime::get().log(
+        Level::Debug,
+        "Device %d: slice %.1f%%, own %.1f%%, others %.1f%% over %.3f s; %llu launches; rate %.1f/s",
+        d.ordinal, u.slice * 100, u.own * 100, u.others * 100, u.seconds,
+        static_cast<unsigned long long>(launches), d.controller.launch_rate());
   }
 
   void loop() {

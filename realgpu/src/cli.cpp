@@ -31,7 +31,10 @@ void register_check(CLI::App& realgpu) {
       "Run the isolation exercises (co-residency, view, memory cap, compute cap) on this machine's driver");
   cmd->add_flag("--json", a->json, "print one JSON object");
   cmd->add_option("--driver", a->driver, "auto (real when libcuda.so.1 loads, else the fake), fake or real");
-  cmd->add_option("--seconds", a->seconds, "window of each compute exercise (default 10)")
+  cmd->add_option(
+         "--seconds", a->seconds,
+         "window of each compute exercise (default 10; the first ~0.3 s of a slice run before NVML's "
+         "first samples price a launch, so windows under ~5 s read a few points high)")
       ->check(CLI::Range(1.0, 600.0));
   cmd->add_option("--slice-mib", a->slice_mib, "memory of each test slice (default 8000, as in the seed lab)")
       ->check(CLI::Range(1024, 1 << 20));

@@ -35,9 +35,13 @@ void ShareController::restart() {
   debt_ = 0;
 }
 
+void ShareController::account(double seconds, double slice_util) {
+  if (seconds > 0) debt_ = std::clamp(debt_ + (slice_util - target_) * seconds, -kMaxCredit, kMaxDebt);
+}
+
 void ShareController::observe(const Sample& s) {
   if (!s.measured || s.seconds <= 0) return;
-  debt_ = std::clamp(debt_ + (s.slice_util - target_) * s.seconds, -kMaxCredit, kMaxDebt);
+  account(s.seconds, s.slice_util);
   pool_.seconds += s.seconds;
   pool_.slice_busy += s.slice_util * s.seconds;
   pool_.own_busy += s.own_util * s.seconds;

@@ -97,7 +97,7 @@ TEST_CASE("a rate too low for the driver to see recovers: 0% while the allowance
   ShareController controller(0.30);
   const double cost = 200e-6, period = 0.2;
   controller.observe({1.6, 0.76, 0.76, 490, true});  // the bad first look
-  REQUIRE(controller.launch_rate() * cost < 0.01);  // under 1% of the device
+  REQUIRE(controller.launch_rate() * cost < 0.01);   // under 1% of the device
   double share = 0;
   for (int i = 0; i < 100; ++i) {  // 20 s
     const auto launches = static_cast<uint64_t>(controller.launch_rate() * period);
@@ -114,4 +114,17 @@ TEST_CASE("an application that idles is not raised when the driver reads 0%") {
   const double rate = controller.launch_rate();
   for (int i = 0; i < 20; ++i) controller.observe({0.2, 0.0, 0.0, 0, true});
   CHECK(controller.launch_rate() == rate);
+}
+
+TEST_CASE("what ran before the first measurement is paid back: a short run still lands on its share") {
+  // 0.3 s unthrottled at the start (the driver's first samples), then the
+  // controller; over 3 s the average comes back to the target only when the
+  // prelude is accounted.
+  auto average = [](bool account_prelude) {
+    std::vector<App> apps{{2e-3, 1e12, ShareController(0.3)}};
+    if (account_prelude) apps[0].controller.account(0.3, 1.0);
+    return (0.3 * 1.0 + run(apps, 2.7)[0] * 2.7) / 3.0;
+  };
+  CHECK(std::abs(average(true) - 0.3) <= 0.03);
+  CHECK(average(false) > 0.35);  // without it the burst stays in the average
 }

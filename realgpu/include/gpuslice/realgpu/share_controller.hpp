@@ -35,6 +35,9 @@ class ShareController {
     bool measured = true;   // false when the driver had no new sample
   };
   void observe(const Sample& s);
+  // Busy time that cannot price a launch but counts against the share (what
+  // ran before the first measurement): only the debt changes.
+  void account(double seconds, double slice_util);
   // Launches per second this process may issue; infinity before the first
   // measurement and while unthrottled.
   double launch_rate() const { return rate_; }
