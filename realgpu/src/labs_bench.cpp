@@ -192,7 +192,7 @@ double Bench::seconds() const {
 }
 
 void Bench::begin_lab(const LabHeading& heading, const SeedCard& seed) {
-  bare_.reset();
+  if (fake()) bare_.reset();  // each lab models its own card; a real one stays the same
   if (fake())
     toolkit_.fake_settings = {{"GPUSLICE_FAKE_GPUS", fmt::format("{}:{}:{}", seed.name, seed.mib, seed.sms)},
                               {"GPUSLICE_FAKE_CONTEXT_MIB", std::to_string(seed.context_mib)}};

@@ -100,7 +100,7 @@ class Bench {
   // The training-like loop for `seconds()` in `env`, utilisation sampled
   // each second from NVML outside the slice.
   ComputeRun train(const std::map<std::string, std::string>& env);
-  // The same loop with no shim, measured once per lab and reused.
+  // The same loop with no shim, measured once (per lab on the fake) and reused.
   const ComputeRun& bare();
   // The view inside a fresh slice: the probe's, and nvidia-smi's when it is here.
   ViewRun view(uint64_t slice_mib);

@@ -33,7 +33,8 @@ void register_labs_command(CLI::App& realgpu) {
   auto* cmd = realgpu.add_subcommand(
       "labs",
       "Run the seed documents' isolation labs step by step; each row gives the seed's figure beside ours");
-  cmd->add_option("--lab", a->o.lab, "all (default), 000, 001, 002 or overhead");
+  cmd->add_option("--lab", a->o.lab, "all (default), 000, 001, 002 or overhead (the last one given counts)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--out", a->out, "also write DIR/labs.json and DIR/labs.md");
   cmd->add_flag("--json", a->json, "print the JSON report (one record per row) instead of the tables");
   cmd->add_option("--driver", a->driver,

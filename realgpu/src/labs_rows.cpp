@@ -100,6 +100,7 @@ void fill_share(LabRow& row, const ComputeRun& run, int cap_percent) {
   const Verdict v = judge_share(run.mean_util, cap_percent, kShareTolerance);
   row.status = v.passed ? RowStatus::Pass : RowStatus::Fail;
   row.why = v.why;
+  if (run.evidence.contains("nvml")) row.why += " (NVML: " + run.evidence["nvml"].get<std::string>() + ")";
 }
 
 }  // namespace gpuslice::realgpu::labs
