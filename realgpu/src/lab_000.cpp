@@ -18,29 +18,26 @@ void lab_000(Bench& b) {
   b.begin_lab({"000", "HAMi v2.3: core and memory isolation",
                "2 x NVIDIA A40 (46068 MiB), HAMi v2.3.13, PyTorch 2.4.1 (resnet18 --dummy; torch.empty)", ""},
               SeedCard{"NVIDIA A40", 46068, 84, 260});
-  auto row = [](std::string step, std::string title, std::string criteria, std::string seed) {
-    return make_row("000", std::move(step), std::move(title), std::move(criteria), std::move(seed));
-  };
   const std::string exact =
       "granted iff it fits in limit - context (measured in the view before allocating); a refusal is an "
       "out-of-memory error with the shim's line needed = context + asked (2 MiB slack)";
 
-  b.step(row("1", "View inside a 20000 MiB slice",
-             "cuMemGetInfo, cuDeviceTotalMem, NVML (and nvidia-smi where present) total 20000 MiB",
-             "nvidia-smi in the pod: 0MiB / 20000MiB (card 46068 MiB)"),
+  b.step(b.row("1", "View inside a 20000 MiB slice",
+               "cuMemGetInfo, cuDeviceTotalMem, NVML (and nvidia-smi where present) total 20000 MiB",
+               "nvidia-smi in the pod: 0MiB / 20000MiB (card 46068 MiB)"),
          [&](LabRow& r) {
            r.workload = "gpuslice-probe info, nvidia-smi";
            if (skip_unless_card_holds(r, b.card(), kSlice)) return;
            fill_view(r, {b.view(kSlice)}, kSlice);
          });
-  b.step(row("2", "20000 MiB at once in the 20000 MiB slice", exact,
-             "refused: \"Device 0 OOM 21244149760 / 20971520000\" (context 260 MiB); PyTorch: OOM"),
+  b.step(b.row("2", "20000 MiB at once in the 20000 MiB slice", exact,
+               "refused: \"Device 0 OOM 21244149760 / 20971520000\" (context 260 MiB); PyTorch: OOM"),
          [&](LabRow& r) {
            if (skip_unless_card_holds(r, b.card(), kSlice + 1024)) return;
            fill_allocation(r, b.allocate(kSlice, 20000, false));
          });
-  b.step(row("3", "19500 MiB at once in the 20000 MiB slice", exact,
-             "granted (19500 + 260 MiB context fits in 20000)"),
+  b.step(b.row("3", "19500 MiB at once in the 20000 MiB slice", exact,
+               "granted (19500 + 260 MiB context fits in 20000)"),
          [&](LabRow& r) {
            if (skip_unless_card_holds(r, b.card(), kSlice + 1024)) return;
            fill_allocation(r, b.allocate(kSlice, 19500, false));
@@ -50,21 +47,21 @@ void lab_000(Bench& b) {
   const std::string share = fmt::format(
       "device utilisation sampled each second by NVML outside the slice averages the cap +- {:g} points",
       kShareTolerance);
-  b.step(row("4", "gpucores 30, force: utilisation and step time", share,
-             "fluctuates around 30%, averages ~30% (Grafana); step ~0.6 s"),
+  b.step(b.row("4", "gpucores 30, force: utilisation and step time", share,
+               "fluctuates around 30%, averages ~30% (Grafana); step ~0.6 s"),
          [&](LabRow& r) {
            at30 = b.train(b.slice("000-cores30", kSlice, 30, "force"));
            fill_share(r, *at30, 30);
          });
-  b.step(row("5", "gpucores 60, force: utilisation and step time", share,
-             "fluctuates around 60%, averages ~60%; step ~0.3 s"),
+  b.step(b.row("5", "gpucores 60, force: utilisation and step time", share,
+               "fluctuates around 60%, averages ~60%; step ~0.3 s"),
          [&](LabRow& r) {
            at60 = b.train(b.slice("000-cores60", kSlice, 60, "force"));
            fill_share(r, *at60, 60);
          });
-  b.step(row("6", "Step time at 30% over step time at 60%",
-             fmt::format("{:g} +- {:g} (a step bound by the device takes 1/cap)", kRatio, kRatioTolerance),
-             "0.6 s / 0.3 s = 2.0"),
+  b.step(b.row("6", "Step time at 30% over step time at 60%",
+               fmt::format("{:g} +- {:g} (a step bound by the device takes 1/cap)", kRatio, kRatioTolerance),
+               "0.6 s / 0.3 s = 2.0"),
          [&](LabRow& r) {
            if (!at30 || !at60 || at60->step_seconds <= 0)
              throw std::runtime_error("needs steps 000.4 and 000.5");

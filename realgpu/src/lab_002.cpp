@@ -42,8 +42,8 @@ void lab_002(Bench& b) {
   b.begin_lab({"002", "HAMi isolation validation (5 exercises)",
                "1 x NVIDIA RTX A6000 (49140 MiB), driver 535.183.06, HAMi 2.9.0, a cudaMalloc probe", ""},
               SeedCard{"NVIDIA RTX A6000", 49140, 84, 4});
-  auto row = [](std::string step, std::string title, std::string criteria, std::string seed) {
-    LabRow r = make_row("002", std::move(step), std::move(title), std::move(criteria), std::move(seed));
+  auto row = [&b](std::string step, std::string title, std::string criteria, std::string seed) {
+    LabRow r = b.row(std::move(step), std::move(title), std::move(criteria), std::move(seed));
     r.workload = "gpuslice-probe";
     return r;
   };
@@ -63,31 +63,14 @@ void lab_002(Bench& b) {
   big.gpumem_mib = static_cast<int64_t>(oversubscribe);
   big.expect = "unschedulable";
   lab.pods.push_back(big);
-  std::optional<RunReport> run;
-  std::string run_error;
-  if (b.card().mib() > 2 * kSlice + kChunk) {
-    try {
-      run = run_locally(lab, b.toolkit(), 180);
-    } catch (const std::exception& e) {
-      run_error = e.what();
-    }
-  }
-  auto needs_run = [&](LabRow& r) {
-    if (run) return false;
-    if (run_error.empty()) return skip_unless_card_holds(r, b.card(), 2 * kSlice + kChunk);
-    throw std::runtime_error(run_error);
-  };
-  auto sharing = [&](size_t i) -> const PodOutcome& {
-    const PodOutcome& p = run->pods.at(i);
-    if (!p.placed) throw std::runtime_error(p.name + " was not placed: " + p.reason);
-    return p;
-  };
+  const LabPods pods(b, lab, 2 * kSlice + kChunk, 180);
+  auto sharing = [&](size_t i) -> const PodOutcome& { return pods.placed(i); };
 
   b.step(
       row("1", "Co-residency", "two 8000 MiB pods placed on one physical card, both run to the end (exit 0)",
           "hami-share-a + hami-share-b both Running on the one A6000"),
       [&](LabRow& r) {
-        if (needs_run(r)) return;
+        if (!pods.for_step(r)) return;
         const PodOutcome &a = sharing(0), &c = sharing(1);
         const bool ok = a.cards == c.cards && a.cards.size() == 1 && a.exit_code == 0 && c.exit_code == 0;
         r.ours = fmt::format("{} {} exit {}  {} {} exit {}", a.name, a.allocation, a.exit_code, c.name,
@@ -101,7 +84,7 @@ void lab_002(Bench& b) {
              "in each pod the card is 8000 MiB (driver, NVML; nvidia-smi where present)",
              "both pods report 0MiB / 8000MiB, not the real 49140 MiB"),
          [&](LabRow& r) {
-           if (needs_run(r)) return;
+           if (!pods.for_step(r)) return;
            std::vector<ViewRun> views{read_view(first_json(sharing(0).output)),
                                       read_view(first_json(sharing(1).output))};
            views[0].label = "A";
@@ -120,7 +103,7 @@ void lab_002(Bench& b) {
              "~40 GB "
              "of the card free"),
          [&](LabRow& r) {
-           if (needs_run(r)) return;
+           if (!pods.for_step(r)) return;
            const AllocationRun a =
                b.read_allocation(kSlice, kChunk, true, sharing(0).output, sharing(0).shim_lines);
            const AllocationRun c =
@@ -144,7 +127,8 @@ void lab_002(Bench& b) {
              "hami-oversubscribe (45000 MiB) Pending: FilteringFailed ... CardInsufficientMemory"),
          [&](LabRow& r) {
            r.workload = "gpuslice realgpu run (placement by the core)";
-           if (needs_run(r)) return;
+           const RunReport* run = pods.for_step(r);
+           if (!run) return;
            const PodOutcome& p = run->pods.at(2);
            r.ours =
                fmt::format("hami-oversubscribe ({} MiB of a {} MiB card) {}", oversubscribe, b.card().mib(),
@@ -160,7 +144,7 @@ void lab_002(Bench& b) {
           "shim's",
           "env CUDA_DEVICE_MEMORY_LIMIT_0=8000m, CUDA_DEVICE_SM_LIMIT=0; /usr/local/vgpu/libvgpu.so"),
       [&](LabRow& r) {
-        if (needs_run(r)) return;
+        if (!pods.for_step(r)) return;
         const PodOutcome& a = sharing(0);
         std::istringstream lines(a.output);
         std::string env, shim_preload;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "gpuslice/realgpu/call_overhead.hpp"
 #include "labs_bench.hpp"
@@ -60,7 +61,7 @@ void lab_overhead(Bench& b) {
   // On the fake a call costs what the fake spends, not what a GPU does.
   const bool judge = !b.fake();
   auto row = [&](std::string step, std::string title, std::string criteria, std::string seed) {
-    LabRow r = make_row("overhead", std::move(step), std::move(title), std::move(criteria), std::move(seed));
+    LabRow r = b.row(std::move(step), std::move(title), std::move(criteria), std::move(seed));
     r.workload = "gpuslice-probe time";
     return r;
   };
@@ -82,36 +83,43 @@ void lab_overhead(Bench& b) {
   };
   const std::string launches = std::to_string(o.launches), allocs = std::to_string(o.allocs);
 
-  b.step(row("1", fmt::format("cuLaunchKernel, empty kernel, {} launches", launches),
-             "adds at most 1 us per launch (no compute limit)", "not reported"),
-         [&](LabRow& r) {
-           if (skipped(r)) return;
-           const Timings t = best_of_three(b, 1, {"time", "--op", "launch", "--count", launches});
-           r.ours = timings_text(t, 1, "ns");
-           r.figures = timings_json(t);
-           verdict(r, t.ours - t.bare <= 1000, "adds more than 1 us per launch");
-         });
-  b.step(row("2", "cuMemAlloc 256 MiB, 1 process", "adds at most half the driver's own time, or 20 us",
-             "not reported"),
-         [&](LabRow& r) {
-           if (skipped(r)) return;
-           const Timings t =
-               best_of_three(b, 1, {"time", "--op", "alloc", "--count", allocs, "--chunk-mib", "256"});
-           r.ours = timings_text(t, 1e3, "us");
-           r.figures = timings_json(t);
-           verdict(r, t.ours - t.bare <= std::max(0.5 * t.bare, 20e3),
-                   "adds more than half the driver's time");
-         });
-  b.step(row("3", "cuMemAlloc 256 MiB, 8 processes at once", "at most twice the time without the shim",
-             "libvgpu.so 12.7 ms vs 0.59 ms without (21.5 x)"),
-         [&](LabRow& r) {
-           if (skipped(r)) return;
-           const Timings t =
-               best_of_three(b, 8, {"time", "--op", "alloc", "--count", allocs, "--chunk-mib", "256"});
-           r.ours = timings_text(t, 1e3, "us");
-           r.figures = timings_json(t);
-           verdict(r, t.ours <= 2 * t.bare, "more than twice the time without the shim");
-         });
+  // The three call timings: the probe's `time`, without and with the shim.
+  struct Timed {
+    std::string step, title, criteria, seed;
+    int processes;
+    std::vector<std::string> probe_args;
+    double scale;  // ns per unit shown
+    const char* unit;
+    std::function<bool(const Timings&)> ok;
+    std::string why;
+  };
+  const std::vector<std::string> alloc_args{"time", "--op", "alloc", "--count", allocs, "--chunk-mib", "256"};
+  const std::vector<Timed> timed{
+      {"1",
+       fmt::format("cuLaunchKernel, empty kernel, {} launches", launches),
+       "adds at most 1 us per launch (no compute limit)",
+       "not reported",
+       1,
+       {"time", "--op", "launch", "--count", launches},
+       1,
+       "ns",
+       [](const Timings& t) { return t.ours - t.bare <= 1000; },
+       "adds more than 1 us per launch"},
+      {"2", "cuMemAlloc 256 MiB, 1 process", "adds at most half the driver's own time, or 20 us",
+       "not reported", 1, alloc_args, 1e3, "us",
+       [](const Timings& t) { return t.ours - t.bare <= std::max(0.5 * t.bare, 20e3); },
+       "adds more than half the driver's time"},
+      {"3", "cuMemAlloc 256 MiB, 8 processes at once", "at most twice the time without the shim",
+       "libvgpu.so 12.7 ms vs 0.59 ms without (21.5 x)", 8, alloc_args, 1e3, "us",
+       [](const Timings& t) { return t.ours <= 2 * t.bare; }, "more than twice the time without the shim"}};
+  for (const Timed& step : timed)
+    b.step(row(step.step, step.title, step.criteria, step.seed), [&](LabRow& r) {
+      if (skipped(r)) return;
+      const Timings t = best_of_three(b, step.processes, step.probe_args);
+      r.ours = timings_text(t, step.scale, step.unit);
+      r.figures = timings_json(t);
+      verdict(r, step.ok(t), step.why);
+    });
 
   auto training_env = [&](const std::string& name, int cores, bool other) {
     auto env = b.slice(name, b.card().mib(), cores, cores > 0 ? "force" : "default");

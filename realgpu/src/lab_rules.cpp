@@ -42,19 +42,17 @@ AllocationExpectation expected_outcome(const AllocationTrial& t) {
   return e;
 }
 
-namespace {
-std::string mib(uint64_t bytes) {
+std::string mib_text(uint64_t bytes) {
   return bytes % kMiB == 0 ? fmt::format("{} MiB", bytes / kMiB)
                            : fmt::format("{:.1f} MiB", static_cast<double>(bytes) / kMiB);
 }
-}  // namespace
 
 Verdict judge_allocation(const AllocationTrial& t) {
   const AllocationExpectation e = expected_outcome(t);
   auto fail = [](std::string why) { return Verdict{false, std::move(why)}; };
   if (t.granted != e.granted)
-    return fail(fmt::format("granted {}, an exact slice grants {} (limit {} - context {})", mib(t.granted),
-                            mib(e.granted), mib(t.limit), mib(t.context)));
+    return fail(fmt::format("granted {}, an exact slice grants {} (limit {} - context {})", mib_text(t.granted),
+                            mib_text(e.granted), mib_text(t.limit), mib_text(t.context)));
   if (!e.refused) {
     if (t.refused) return fail("refused although it fits");
     return {true, ""};
@@ -65,8 +63,8 @@ Verdict judge_allocation(const AllocationTrial& t) {
     return fail(fmt::format("the refusal names limit {}, the slice is {}", t.oom->limit, t.limit));
   const uint64_t gap = t.oom->needed > e.needed ? t.oom->needed - e.needed : e.needed - t.oom->needed;
   if (gap > kFootprintSlack)
-    return fail(fmt::format("the refusal says {} needed, context + held + asked is {}", mib(t.oom->needed),
-                            mib(e.needed)));
+    return fail(fmt::format("the refusal says {} needed, context + held + asked is {}", mib_text(t.oom->needed),
+                            mib_text(e.needed)));
   return {true, ""};
 }
 

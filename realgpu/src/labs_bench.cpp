@@ -130,11 +130,6 @@ std::optional<std::string> on_path(const std::string& program) {
 
 }  // namespace
 
-std::string mib_text(uint64_t bytes) {
-  return bytes % kMiB == 0 ? fmt::format("{} MiB", bytes / kMiB)
-                           : fmt::format("{:.1f} MiB", static_cast<double>(bytes) / kMiB);
-}
-
 std::string ComputeRun::summary() const {
   if (samples.empty()) return fmt::format("no utilisation samples; step {:.3f} s", step_seconds);
   const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end());
@@ -226,6 +221,35 @@ void Bench::begin_lab(const LabHeading& heading, const SeedCard& seed) {
              : fmt::format("{} ({} MiB), driver {}; workload: {}", card_.name, card_.mib(), driver_version_,
                            workload());
   report_.labs.push_back(std::move(h));
+}
+
+LabRow Bench::row(std::string step, std::string title, std::string criteria, std::string seed) const {
+  return make_row(report_.labs.empty() ? "?" : report_.labs.back().lab, std::move(step), std::move(title),
+                  std::move(criteria), std::move(seed));
+}
+
+LabPods::LabPods(const Bench& bench, const LocalScenario& pods, uint64_t card_needs_mib,
+                 double timeout_seconds)
+    : bench_(bench), needs_mib_(card_needs_mib) {
+  if (bench.card().mib() <= card_needs_mib) return;
+  try {
+    run_ = run_locally(pods, bench.toolkit(), timeout_seconds);
+  } catch (const std::exception& e) {
+    error_ = e.what();
+  }
+}
+
+const RunReport* LabPods::for_step(LabRow& row) const {
+  if (run_) return &*run_;
+  if (!error_.empty()) throw std::runtime_error(error_);
+  skip_unless_card_holds(row, bench_.card(), needs_mib_);
+  return nullptr;
+}
+
+const PodOutcome& LabPods::placed(size_t index) const {
+  const PodOutcome& p = run_.value().pods.at(index);
+  if (!p.placed) throw std::runtime_error(p.name + " was not placed: " + p.reason);
+  return p;
 }
 
 void Bench::lab_failed(const std::string& lab, const std::string& error) {

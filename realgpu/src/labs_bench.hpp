@@ -14,6 +14,7 @@
 
 #include "gpuslice/realgpu/lab_rules.hpp"
 #include "gpuslice/realgpu/labs.hpp"
+#include "gpuslice/realgpu/local_run.hpp"
 #include "gpuslice/realgpu/nvml_reader.hpp"
 #include "gpuslice/realgpu/toolkit.hpp"
 
@@ -71,6 +72,8 @@ class Bench {
 
   // Starts a lab: on the fake driver, models `card`; reads the card here.
   void begin_lab(const LabHeading& heading, const SeedCard& card);
+  // A row of the lab begun last.
+  LabRow row(std::string step, std::string title, std::string criteria, std::string seed) const;
   // A lab that could not start (no driver, no card): one FAIL row says why.
   void lab_failed(const std::string& lab, const std::string& error);
   // Runs one step: `body` fills the row (figures, status); an exception
@@ -123,6 +126,24 @@ class Bench {
   LabsReport report_;
 };
 
+// A lab's pods placed and run once on this machine (gpuslice realgpu run's
+// runner), read by several steps. A card too small for them makes those
+// steps SKIP; a run that failed makes them FAIL with its error.
+class LabPods {
+ public:
+  LabPods(const Bench& bench, const LocalScenario& pods, uint64_t card_needs_mib, double timeout_seconds);
+  // The run, or nullptr after marking `row` SKIP; throws the run's error.
+  const RunReport* for_step(LabRow& row) const;
+  // A pod that was placed (throws naming it otherwise).
+  const PodOutcome& placed(size_t index) const;
+
+ private:
+  const Bench& bench_;
+  uint64_t needs_mib_;
+  std::optional<RunReport> run_;
+  std::string error_;
+};
+
 // Filling rows (labs_rows.cpp): each sets ours, context, figures and the status.
 LabRow make_row(std::string lab, std::string step, std::string title, std::string criteria, std::string seed);
 // SKIP (and true) when the card cannot hold `mib` with room to spare.
@@ -137,8 +158,5 @@ void lab_000(Bench& bench);
 void lab_001(Bench& bench);
 void lab_002(Bench& bench);
 void lab_overhead(Bench& bench);
-
-// "20000 MiB" / "19500.5 MiB"
-std::string mib_text(uint64_t bytes);
 
 }  // namespace gpuslice::realgpu::labs

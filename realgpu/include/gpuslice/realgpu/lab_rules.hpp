@@ -19,6 +19,8 @@
 namespace gpuslice::realgpu {
 
 inline constexpr uint64_t kMiB = 1ULL << 20;
+// "20000 MiB", or "19999.5 MiB" when it is not whole.
+std::string mib_text(uint64_t bytes);
 
 // "Device <i> OOM <needed> / <limit>" as HAMi-core and the shim write it.
 struct OomLine {
