@@ -107,7 +107,7 @@ void lab_001(Bench& b) {
              r.ours += fmt::format("{}{}: held {} for {:.1f} s, exit {}", r.ours.empty() ? "" : "; ", p.name,
                                    mib_text(held), p.seconds, p.exit_code);
            }
-           r.ours += fmt::format(" (the OOM pod ran {:.1f} s)", oom.seconds);
+           r.ours += fmt::format(" (the OOM pod ran {:.2f} s)", oom.seconds);
            r.figures = {{"oom_pod_seconds", oom.seconds}, {"neighbour_seconds", seconds}};
            r.status = ok ? RowStatus::Pass : RowStatus::Fail;
            if (!ok) r.why = "a neighbour failed, held less, or stopped before the OOM test ended";
