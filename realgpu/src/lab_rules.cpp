@@ -51,8 +51,9 @@ Verdict judge_allocation(const AllocationTrial& t) {
   const AllocationExpectation e = expected_outcome(t);
   auto fail = [](std::string why) { return Verdict{false, std::move(why)}; };
   if (t.granted != e.granted)
-    return fail(fmt::format("granted {}, an exact slice grants {} (limit {} - context {})", mib_text(t.granted),
-                            mib_text(e.granted), mib_text(t.limit), mib_text(t.context)));
+    return fail(fmt::format("granted {}, an exact slice grants {} (limit {} - context {})",
+                            mib_text(t.granted), mib_text(e.granted), mib_text(t.limit),
+                            mib_text(t.context)));
   if (!e.refused) {
     if (t.refused) return fail("refused although it fits");
     return {true, ""};
@@ -63,8 +64,8 @@ Verdict judge_allocation(const AllocationTrial& t) {
     return fail(fmt::format("the refusal names limit {}, the slice is {}", t.oom->limit, t.limit));
   const uint64_t gap = t.oom->needed > e.needed ? t.oom->needed - e.needed : e.needed - t.oom->needed;
   if (gap > kFootprintSlack)
-    return fail(fmt::format("the refusal says {} needed, context + held + asked is {}", mib_text(t.oom->needed),
-                            mib_text(e.needed)));
+    return fail(fmt::format("the refusal says {} needed, context + held + asked is {}",
+                            mib_text(t.oom->needed), mib_text(e.needed)));
   return {true, ""};
 }
 

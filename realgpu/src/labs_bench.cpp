@@ -138,6 +138,17 @@ std::string ComputeRun::summary() const {
 }
 
 Bench::Bench(const LabsOptions& options) : options_(options), toolkit_(locate_toolkit(options.driver)) {
+  try {
+    start();
+  } catch (...) {  // no destructor runs for a half-made bench: clean up here
+    std::error_code ec;
+    fs::remove_all(toolkit_.scratch, ec);
+    throw;
+  }
+}
+
+void Bench::start() {
+  const LabsOptions& options = options_;
   report_.driver = toolkit_.driver;
   report_.date = utc_now();
   python_ = options.python;

@@ -111,6 +111,7 @@ class Bench {
   LabsReport take_report();
 
  private:
+  void start();  // the framework, the scripts, NVML
   std::string write_script(const char* name, const char* text) const;
   double limit_for(double seconds) const { return seconds + (torch() ? 180 : 60); }
 
