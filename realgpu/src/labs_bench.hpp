@@ -42,10 +42,14 @@ struct AllocationRun {
   nlohmann::json evidence;
 };
 
+// Seconds of a compute exercise left out of its mean: the controller's
+// first measurements and its settling (a second or two on the fake driver).
+inline constexpr int kSettleSeconds = 2;
+
 struct ComputeRun {
   double step_seconds = 0;  // median training step (PyTorch) or one batch of kernels (probe)
   int steps = 0;
-  std::vector<unsigned> samples;  // NVML device utilisation, one a second, warm-up second dropped
+  std::vector<unsigned> samples;  // NVML device utilisation, one a second, after kSettleSeconds
   double mean_util = 0;           // NaN without samples
   nlohmann::json evidence;
   std::string summary() const;  // "30.2% (11 samples, 12-48), step 0.146 s"

@@ -40,9 +40,9 @@ void register_labs_command(CLI::App& realgpu) {
   cmd->add_option("--driver", a->driver,
                   "auto (real when libcuda.so.1 answers, else the fake), fake or real");
   cmd->add_option("--seconds", a->o.seconds,
-                  "each compute exercise, sampled once a second, the first second left out (default 5 on the "
+                  "each compute exercise, sampled once a second, the first 2 s left out (default 6 on the "
                   "fake driver, 12 on a GPU)")
-      ->check(CLI::Range(3.0, 600.0));
+      ->check(CLI::Range(4.0, 600.0));
   cmd->add_option("--framework", a->framework,
                   "auto (PyTorch when `python -c \"import torch\"` works on a GPU), torch or probe");
   cmd->add_option("--python", a->o.python, "the Python that has PyTorch (default python3)");

@@ -43,7 +43,7 @@ checks=$((checks + 1))
 "$BIN" realgpu labs --lab 002 --driver fake 2>/dev/null | grep -q '## Lab 000' && { echo "FAIL --lab 002 ran 000"; fail=$((fail + 1)); }
 expect labs-json 0 '"status": "PASS"' -- "$BIN" realgpu labs --lab 002 --driver fake --json
 expect labs-overhead-on 0 '0 PASS, 0 FAIL, 0 SKIP, 5 INFO' -- \
-  "$BIN" realgpu labs --lab overhead --overhead on --driver fake --launches 2000 --allocs 3 --seconds 3
+  "$BIN" realgpu labs --lab overhead --overhead on --driver fake --launches 2000 --allocs 3 --seconds 4
 # A row that fails makes the command fail: a compute limiter too slow to act
 # inside the window (its period, 4 s, in a 5 s run) leaves the caps unheld.
 expect labs-row-fails 1 '3 PASS, 3 FAIL, 0 SKIP' -- \

@@ -30,7 +30,7 @@ enum class OverheadRows { Auto, On, Off };
 struct LabsOptions {
   std::string lab = "all";  // all | 000 | 001 | 002 | overhead
   DriverChoice driver = DriverChoice::Auto;
-  double seconds = 0;                           // each compute exercise; 0: 5 on the fake driver, 12 on a GPU
+  double seconds = 0;                           // each compute exercise; 0: 6 on the fake driver, 12 on a GPU
   LabFramework framework = LabFramework::Auto;  // Auto: PyTorch when `python -c "import torch"` works
   std::string python = "python3";
   OverheadRows overhead = OverheadRows::Auto;  // Auto: on a GPU only
