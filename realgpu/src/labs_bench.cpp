@@ -224,13 +224,16 @@ void Bench::begin_lab(const LabHeading& heading, const SeedCard& seed) {
     }
   }
   LabHeading h = heading;
-  h.our_setting =
-      fake() ? fmt::format(
-                   "fake driver modelling {} ({} MiB, {} SMs) with the seed's {} MiB context footprint; "
-                   "figures come from the fake's model; workload: {}",
-                   seed.name, seed.mib, seed.sms, seed.context_mib, workload())
-             : fmt::format("{} ({} MiB), driver {}; workload: {}", card_.name, card_.mib(), driver_version_,
-                           workload());
+  const std::string context =
+      seed.context_mib == 0
+          ? std::string("no context footprint")
+          : fmt::format("the {} MiB context footprint the seed's figures show", seed.context_mib);
+  h.our_setting = fake() ? fmt::format(
+                               "fake driver modelling {} ({} MiB, {} SMs) with {}; figures come from the "
+                               "fake's model; workload: {}",
+                               seed.name, seed.mib, seed.sms, context, workload())
+                         : fmt::format("{} ({} MiB), driver {}; workload: {}", card_.name, card_.mib(),
+                                       driver_version_, workload());
   report_.labs.push_back(std::move(h));
 }
 
