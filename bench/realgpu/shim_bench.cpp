@@ -10,41 +10,11 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
-#include <memory>
-#include <nlohmann/json.hpp>
 
-#include "gpuslice/realgpu/child_process.hpp"
+#include "gpuslice/realgpu/call_overhead.hpp"
 #include "gpuslice/realgpu/toolkit.hpp"
 
 using namespace gpuslice::realgpu;
-using nlohmann::json;
-
-namespace {
-
-// Runs `processes` probes at once; returns the mean of their ns_per_op.
-double timed(const Toolkit& t, bool shim, int processes, const std::vector<std::string>& args, int cores) {
-  std::vector<std::unique_ptr<Child>> children;
-  for (int i = 0; i < processes; ++i) {
-    std::vector<std::string> argv{t.probe};
-    argv.insert(argv.end(), args.begin(), args.end());
-    // With the shim: a slice with a memory limit (so every allocation goes
-    // through the shared accounting) on the whole card; `cores` > 0 adds a
-    // compute limit.
-    auto env = shim ? slice_environment(t, SliceSpec{"bench", 1 << 20, cores, "default", ""})
-                    : driver_environment(t);
-    children.push_back(std::make_unique<Child>(argv, env));
-  }
-  double sum = 0;
-  for (auto& c : children) {
-    const ChildResult r = c->wait();
-    const json j = json::parse(r.out.substr(0, r.out.find('\n')));
-    if (!j.contains("ns_per_op")) throw std::runtime_error("probe failed: " + r.out + r.err);
-    sum += j["ns_per_op"].get<double>();
-  }
-  return sum / processes;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"shim_bench: added cost of the shim per intercepted call"};
@@ -65,9 +35,10 @@ int main(int argc, char** argv) {
   auto row = [&](const std::string& name, int processes, const std::vector<std::string>& args,
                  const char* unit, double scale, int cores = 0) {
     double plain = 1e300, shim = 1e300;
+    const CallTiming setup{t, "", 600};
     for (int i = 0; i < 3; ++i) {
-      plain = std::min(plain, timed(t, false, processes, args, cores));
-      shim = std::min(shim, timed(t, true, processes, args, cores));
+      plain = std::min(plain, mean_ns_per_call(setup, Preload::None, processes, args, cores));
+      shim = std::min(shim, mean_ns_per_call(setup, Preload::Shim, processes, args, cores));
     }
     std::cout << fmt::format("{:<40} {:>11.2f} {} {:>11.2f} {} {:>+8.2f} {}\n", name, plain / scale, unit,
                              shim / scale, unit, (shim - plain) / scale, unit);

@@ -91,9 +91,8 @@ std::optional<std::string> Child::first_line(double timeout_seconds) {
     const std::string out = slurp(out_path_);
     const auto nl = out.find('\n');
     if (nl != std::string::npos) return out.substr(0, nl);
-    if (!waited_ && waitpid(pid_, &status_, WNOHANG) == pid_) {
+    if (exited()) {
       // Exited without a line: let wait() report it.
-      waited_ = true;
       const std::string last = slurp(out_path_);
       const auto n2 = last.find('\n');
       if (n2 != std::string::npos) return last.substr(0, n2);
@@ -109,12 +108,37 @@ ChildResult Child::wait() {
   if (!waited_) {
     waitpid(pid_, &status_, 0);
     waited_ = true;
+    ended_ = monotonic_seconds();
   }
   r.exit_code = WIFEXITED(status_) ? WEXITSTATUS(status_) : (WIFSIGNALED(status_) ? -WTERMSIG(status_) : -1);
-  r.seconds = monotonic_seconds() - started_;
+  r.seconds = ended_ - started_;
   r.out = slurp(out_path_);
   r.err = slurp(err_path_);
   return r;
+}
+
+ChildResult Child::wait_for(double timeout_seconds) {
+  bool killed = false;
+  if (timeout_seconds > 0) {
+    const double deadline = started_ + timeout_seconds;
+    while (!exited() && monotonic_seconds() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!waited_) {
+      kill_hard();
+      killed = true;
+    }
+  }
+  ChildResult r = wait();
+  r.timed_out = killed;
+  return r;
+}
+
+bool Child::exited() {
+  if (!waited_ && waitpid(pid_, &status_, WNOHANG) == pid_) {
+    waited_ = true;
+    ended_ = monotonic_seconds();
+  }
+  return waited_;
 }
 
 void Child::kill_hard() {
@@ -129,9 +153,10 @@ std::string lines_containing(const std::string& text, std::string_view needle) {
   return out;
 }
 
-ChildResult run_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
+ChildResult run_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                      double timeout_seconds) {
   Child c(argv, env);
-  return c.wait();
+  return c.wait_for(timeout_seconds);
 }
 
 }  // namespace gpuslice::realgpu

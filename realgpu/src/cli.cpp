@@ -5,6 +5,7 @@
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/realgpu/isolation_check.hpp"
+#include "gpuslice/realgpu/labs.hpp"
 #include "gpuslice/realgpu/local_run.hpp"
 
 namespace gpuslice::realgpu {
@@ -81,6 +82,7 @@ void register_cli(CLI::App& app) {
   realgpu->require_subcommand(1);
   register_check(*realgpu);
   register_run(*realgpu);
+  register_labs_command(*realgpu);
 }
 
 }  // namespace gpuslice::realgpu

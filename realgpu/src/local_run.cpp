@@ -8,12 +8,14 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/realgpu/child_process.hpp"
+#include "gpuslice/realgpu/clock.hpp"
 
 namespace gpuslice::realgpu {
 
@@ -171,7 +173,10 @@ RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
       std::filesystem::remove_all(dir, ec);
     }
   } cleanup{t.scratch};
+  return run_locally(scenario, t);
+}
 
+RunReport run_locally(const LocalScenario& scenario, const Toolkit& t, double timeout_seconds) {
   RunReport report;
   report.scenario = scenario.name;
   report.driver = t.driver;
@@ -271,13 +276,24 @@ RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
     running[i] = std::make_unique<Child>(argv, env);
     report.pods.push_back(std::move(out));
   }
-  // All placed pods run side by side, like pods on one node.
+  // All placed pods run side by side, like pods on one node. Watch them all,
+  // so each one's run time ends when it exits, not when its turn comes.
+  auto all_exited = [&] {
+    bool all = true;
+    for (auto& c : running) all = (!c || c->exited()) && all;
+    return all;
+  };
+  const double watch_until = monotonic_seconds() + (timeout_seconds > 0 ? timeout_seconds : 1e12);
+  while (!all_exited() && monotonic_seconds() < watch_until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   for (size_t i = 0; i < scenario.pods.size(); ++i) {
     if (!running[i]) continue;
-    const ChildResult r = running[i]->wait();
+    // The pods started together: each one's limit counts from its start.
+    const ChildResult r = running[i]->wait_for(timeout_seconds);
     PodOutcome& out = report.pods[i];
     out.exit_code = r.exit_code;
     out.seconds = r.seconds;
+    out.output = r.out;
     out.output_tail = tail(r.out, 3);
     out.shim_lines = lines_containing(r.err, "[gpuslice ");
     const auto& pod = scenario.pods[i];
@@ -287,6 +303,10 @@ RunReport run_locally(const LocalScenario& scenario, DriverChoice driver) {
     out.as_expected = pod.expect == "placed" && (pod.expect_exit ? *pod.expect_exit == r.exit_code : ran);
     if (!ran && !pod.expect_exit)
       out.reason = r.exit_code == 127 ? "command not found (exit 127)" : "command not executable (exit 126)";
+    if (r.timed_out) {
+      out.as_expected = false;
+      out.reason = fmt::format("still running after {:g} s: killed", timeout_seconds);
+    }
   }
   return report;
 }

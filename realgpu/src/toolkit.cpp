@@ -78,6 +78,7 @@ std::map<std::string, std::string> driver_environment(const Toolkit& t) {
     const char* old = getenv("LD_LIBRARY_PATH");
     env["LD_LIBRARY_PATH"] = t.fake_dir + (old && *old ? std::string(":") + old : "");
     env["GPUSLICE_FAKE_STATE_DIR"] = t.scratch;
+    for (const auto& [name, value] : t.fake_settings) env[name] = value;
   }
   return env;
 }

@@ -15,7 +15,8 @@ namespace gpuslice::realgpu {
 struct ChildResult {
   int exit_code = -1;  // -signal when killed
   std::string out, err;
-  double seconds = 0;
+  double seconds = 0;      // from start to when it was seen to exit (poll with exited() to see it promptly)
+  bool timed_out = false;  // killed by wait_for when its time ran out
 };
 
 class Child {
@@ -30,13 +31,19 @@ class Child {
   // The first line the child printed, once it has (nullopt on timeout or exit).
   std::optional<std::string> first_line(double timeout_seconds);
   ChildResult wait();
+  // Waits at most `timeout_seconds` (0: no limit), then kills the child
+  // (SIGKILL) and reports it with timed_out set: a hung child never hangs us.
+  ChildResult wait_for(double timeout_seconds);
+  // True once the child has exited (it is then reaped; wait() reports it).
+  bool exited();
+  double started_at() const { return started_; }  // monotonic_seconds()
   void kill_hard();
   pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
   std::string out_path_, err_path_;
-  double started_ = 0;
+  double started_ = 0, ended_ = 0;  // ended_: when it was seen to exit
   bool waited_ = false;
   int status_ = 0;
 };
@@ -45,7 +52,9 @@ class Child {
 // lines, "[gpuslice "), each with its newline.
 std::string lines_containing(const std::string& text, std::string_view needle);
 
-// Runs to completion.
-ChildResult run_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env);
+// Runs to completion, or for at most `timeout_seconds` (0: no limit; see
+// Child::wait_for).
+ChildResult run_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                      double timeout_seconds = 0);
 
 }  // namespace gpuslice::realgpu

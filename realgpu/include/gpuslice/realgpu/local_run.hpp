@@ -49,6 +49,7 @@ struct PodOutcome {
   int exit_code = 0;
   double seconds = 0;
   std::string output_tail, shim_lines;
+  std::string output;  // all of its stdout, for callers that read it (not in the JSON)
   bool as_expected = false;
 };
 
@@ -62,5 +63,8 @@ struct RunReport {
 };
 
 RunReport run_locally(const LocalScenario& scenario, DriverChoice driver);
+// On a toolkit the caller holds (and cleans up); a pod still running after
+// `timeout_seconds` (0: no limit) is killed and reported as timed out.
+RunReport run_locally(const LocalScenario& scenario, const Toolkit& toolkit, double timeout_seconds = 0);
 
 }  // namespace gpuslice::realgpu

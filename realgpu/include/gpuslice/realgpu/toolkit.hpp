@@ -16,6 +16,9 @@ struct Toolkit {
   std::string fake_dir;  // holds the fake libcuda.so.1 / libnvidia-ml.so.1
   std::string driver;    // "real" or "fake", once chosen
   std::string scratch;   // a fresh folder for slice files and the fake's state
+  // The fake driver's own settings for every child (GPUSLICE_FAKE_GPUS,
+  // GPUSLICE_FAKE_CONTEXT_MIB, ...): which cards it models. Unused on a real driver.
+  std::map<std::string, std::string> fake_settings;
 };
 
 // Finds the pieces next to this executable and picks the driver: Auto takes
