@@ -1,9 +1,12 @@
 #include "compute_limiter.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -12,12 +15,21 @@
 #include <vector>
 
 #include "gpuslice/realgpu/clock.hpp"
+#include "gpuslice/realgpu/hami_layout.hpp"
 #include "gpuslice/realgpu/share_controller.hpp"
 #include "runtime.hpp"
 
 namespace gpuslice::shim {
 
 namespace {
+
+// Seconds since the epoch, as HAMi-core stamps last_kernel_time (coarse:
+// read on every launch).
+uint64_t epoch_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<uint64_t>(ts.tv_sec);
+}
 
 int period_ms() {
   const char* v = std::getenv("GPUSLICE_LIMITER_PERIOD_MS");
@@ -56,11 +68,30 @@ struct ComputeLimiter::Impl {
   std::mutex mutex;
   std::once_flag thread_once;
   bool any_limit = false;
+  std::atomic<uint64_t> stamped_second{0};  // last_kernel_time is written at most once a second
 
   Impl() {
     const auto& env = Runtime::get().env();
     for (int i = 0; i < realgpu::kMaxDevices; ++i)
       any_limit = any_limit || (env.throttles(i) && env.core_policy != realgpu::CorePolicy::Disable);
+  }
+
+  // The monitor's side of a launch. A task held back by a higher priority
+  // waits before it launches (HAMi-core sleeps 1 s between looks; 100 ms
+  // here), then marks the file active.
+  void feedback(realgpu::SliceRegion& region) {
+    if (region.blocked_by_priority() && Runtime::get().env().core_policy != realgpu::CorePolicy::Disable) {
+      auto& rt = Runtime::get();
+      const auto ordinal = rt.current_ordinal();
+      if (ordinal && rt.sm_limit(*ordinal) > 0)
+        while (region.blocked_by_priority()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    region.mark_active();
+    const uint64_t now = epoch_seconds();
+    if (stamped_second.load(std::memory_order_relaxed) != now) {
+      stamped_second.store(now, std::memory_order_relaxed);
+      region.note_kernel_time(now);
+    }
   }
 
   DeviceLimiter* device(int ordinal) {
@@ -166,7 +197,8 @@ struct ComputeLimiter::Impl {
         d.last_sample_us = newest;
       }
     }
-    if (rt.env().core_policy == realgpu::CorePolicy::Default) {
+    if (rt.env().core_policy == realgpu::CorePolicy::Default &&
+        (!rt.region() || rt.region()->utilization_switch() == realgpu::hami::kSwitchNoMonitor)) {
       nvmlProcessInfo_t infos[128];
       unsigned n = 128;
       if (real.nvmlDeviceGetComputeRunningProcesses_v3(d.nvml, &n, infos) == NVML_SUCCESS)
@@ -176,11 +208,27 @@ struct ComputeLimiter::Impl {
     return u;
   }
 
+  // Under `default`: whether the slice must hold its share now. A monitor's
+  // utilization_switch decides once one has written it; before that, a
+  // process outside the slice using the card does.
+  static bool must_hold(const Usage& u) {
+    auto* region = Runtime::get().region();
+    const int sw = region ? region->utilization_switch() : realgpu::hami::kSwitchNoMonitor;
+    if (sw != realgpu::hami::kSwitchNoMonitor) return sw == 1;
+    return u.foreign_process || u.others > 0;
+  }
+
   void steer(DeviceLimiter& d) {
     const uint64_t launches = d.gate.take_launch_count();
     const Usage u = sample(d);
-    const bool shared = u.foreign_process || u.others > 0;
-    if (Runtime::get().env().core_policy == realgpu::CorePolicy::Default && !shared) {
+    auto& rt = Runtime::get();
+    if (u.measured) {
+      // The slice's utilization for the monitor, as HAMi-core's watcher writes it.
+      auto* region = rt.region();
+      const int rdev = rt.region_device(d.ordinal);
+      if (region && rdev >= 0) region->set_sm_util(rdev, static_cast<unsigned>(std::lround(u.own * 100)));
+    }
+    if (rt.env().core_policy == realgpu::CorePolicy::Default && !must_hold(u)) {
       if (d.throttling) {
         d.controller.restart();
         d.gate.set_rate(std::numeric_limits<double>::infinity());
@@ -221,6 +269,7 @@ ComputeLimiter& ComputeLimiter::get() {
 }
 
 void ComputeLimiter::admit() {
+  if (auto* region = Runtime::get().region()) impl_->feedback(*region);
   if (!impl_->any_limit) return;
   const auto ordinal = Runtime::get().current_ordinal();
   if (!ordinal) return;

@@ -21,6 +21,15 @@ bool file_locked_by_user(const std::string& path) {
   return held;
 }
 
+bool while_unused(const std::string& path, const std::function<void()>& action) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool unused = flock(fd, LOCK_EX | LOCK_NB) == 0;
+  if (unused) action();
+  close(fd);
+  return unused;
+}
+
 bool process_maps_file(pid_t pid, dev_t device, ino_t inode) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/maps", static_cast<int>(pid));

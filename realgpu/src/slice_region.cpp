@@ -243,7 +243,7 @@ int SliceRegion::add_device_locked(const DeviceUuid& uuid, uint64_t limit, int s
   return static_cast<int>(i);
 }
 
-int SliceRegion::device(const DeviceUuid& uuid) {
+int SliceRegion::device(const DeviceUuid& uuid, uint64_t memory_limit_if_new, int sm_limit_if_new) {
   Guard g(*this);
   const uint64_t n = std::min<uint64_t>(load(layout_->device_num), kRegionDevices);
   for (uint64_t i = 0; i < n; ++i) {
@@ -253,7 +253,7 @@ int SliceRegion::device(const DeviceUuid& uuid) {
         u == uuid)
       return static_cast<int>(i);
   }
-  return add_device_locked(uuid, 0, 0);
+  return add_device_locked(uuid, memory_limit_if_new, sm_limit_if_new);
 }
 
 uint64_t SliceRegion::memory_limit(int device) const {
@@ -431,14 +431,18 @@ void SliceRegion::leave() {
 
 bool SliceRegion::blocked_by_priority() const { return load(layout_->recent_kernel) < 0; }
 
-void SliceRegion::mark_launch(uint64_t now) {
+void SliceRegion::mark_active() {
   // Only a non-negative value is replaced: a monitor that has just blocked
-  // this task (-1) is not overruled by a launch that raced it.
+  // this task (-1) is not overruled by a launch that raced it. Usually the
+  // value is 2 already and nothing is written (no cache line bounces).
   int32_t v = load(layout_->recent_kernel);
   while (v >= 0 && v != hami::kRecentKernelFresh &&
          !__atomic_compare_exchange_n(&layout_->recent_kernel, &v, hami::kRecentKernelFresh, true,
                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
+}
+
+void SliceRegion::note_kernel_time(uint64_t now) {
   uint64_t t = load(layout_->last_kernel_time);
   while (t < now && !__atomic_compare_exchange_n(&layout_->last_kernel_time, &t, now, true, __ATOMIC_RELAXED,
                                                  __ATOMIC_RELAXED)) {

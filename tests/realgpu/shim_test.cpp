@@ -162,7 +162,7 @@ TEST_CASE("compute cap under force holds the share; the default policy lets a lo
   Lab lab;
   for (int cores : {30, 60}) {
     const json j = run_probe(lab, {"spin", "--seconds", "10", "--kernel-us", "2000"},
-                             slice_environment(lab.t, SliceSpec{"force", 0, cores, "force", ""}));
+                             slice_environment(lab.t, SliceSpec{"force" + std::to_string(cores), 0, cores, "force", ""}));
     INFO(j.dump());
     CHECK(std::abs(j["share"].get<double>() * 100 - cores) <= 3.0);
   }

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ namespace gpuslice::realgpu {
 // it open). Takes and drops an exclusive flock without waiting; false when
 // the file cannot be opened.
 bool file_locked_by_user(const std::string& path);
+
+// Runs `action` while holding the file's flock exclusively, if no process
+// holds it (a gpuslice process that starts meanwhile waits for it); false,
+// and nothing run, when one does or the file cannot be opened.
+bool while_unused(const std::string& path, const std::function<void()>& action);
 
 // Whether `pid` maps the file with that device and inode; false when its
 // maps cannot be read (gone, or not ours to read).

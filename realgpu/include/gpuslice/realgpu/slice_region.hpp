@@ -89,9 +89,9 @@ class SliceRegion {
   SliceRegion(const SliceRegion&) = delete;
   SliceRegion& operator=(const SliceRegion&) = delete;
 
-  // The region's index for a device, registering it on first use; -1 when
-  // the table is full.
-  int device(const DeviceUuid& uuid);
+  // The region's index for a device, registering it on first use (with
+  // these limits); -1 when the table is full.
+  int device(const DeviceUuid& uuid, uint64_t memory_limit_if_new = 0, int sm_limit_if_new = 0);
   // The limits the file holds for a device (0 = none).
   uint64_t memory_limit(int device) const;
   int sm_limit(int device) const;
@@ -138,8 +138,14 @@ class SliceRegion {
   // recent_kernel < 0: a higher-priority task is active on a shared card.
   bool blocked_by_priority() const;
   // A launch: recent_kernel = 2 (unless a monitor set it negative meanwhile)
-  // and last_kernel_time = `now` (seconds since the epoch) if later.
-  void mark_launch(uint64_t now);
+  // and last_kernel_time = `now` (seconds since the epoch) if later. The
+  // shim marks every launch and stamps the time at most once a second.
+  void mark_active();
+  void note_kernel_time(uint64_t now);
+  void mark_launch(uint64_t now) {
+    mark_active();
+    note_kernel_time(now);
+  }
   // utilization_switch: hami::kSwitchNoMonitor until a monitor writes it.
   int utilization_switch() const;
   int priority() const;
