@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -286,10 +287,19 @@ int SliceRegion::own_slot_locked() {
     const auto& s = layout_->procs[slot_];
     if (s.pid == pid_ && s.gpuslice_start_time == start_time_) return slot_;
   }
-  reclaim_dead_locked();
-  for (int i = 0; i < kRegionSlots; ++i) {
+  // A free slot is taken as it is: reclaiming first would read /proc for
+  // every live sibling, which hundreds of processes starting at once pay
+  // for quadratically (HAMi #1662). Dead slots are reclaimed when none is
+  // free, before any refusal, and within a second of any free or view.
+  int free_slot = -1;
+  for (int pass = 0; pass < 2 && free_slot < 0; ++pass) {
+    if (pass == 1) reclaim_dead_locked();
+    for (int i = 0; i < kRegionSlots && free_slot < 0; ++i)
+      if (load(layout_->procs[i].pid) == 0) free_slot = i;
+  }
+  if (free_slot >= 0) {
+    const int i = free_slot;
     auto& s = layout_->procs[i];
-    if (load(s.pid) != 0) continue;
     std::memset(static_cast<void*>(s.used), 0, sizeof s.used);
     std::memset(static_cast<void*>(s.monitorused), 0, sizeof s.monitorused);
     std::memset(static_cast<void*>(s.device_util), 0, sizeof s.device_util);
@@ -312,10 +322,30 @@ void SliceRegion::reclaim_dead_locked() {
     const auto& s = layout_->procs[i];
     const int32_t pid = load(s.pid);
     if (pid == 0 || i == slot_) continue;
-    if (is_alive(ProcessId{pid, load(s.gpuslice_start_time)})) continue;
+    if (alive_locked(pid, load(s.gpuslice_start_time))) continue;
     clear_slot_locked(i);
   }
   last_reclaim_ = monotonic_now();
+}
+
+bool SliceRegion::alive_locked(int32_t pid, uint64_t start_time) {
+  // A vanished pid is dead for sure (one syscall). A pid that exists is
+  // checked against its start time (a /proc read) at most once a second:
+  // the views and the compute limiter look often, and a reused pid is rare.
+  if (kill(pid, 0) != 0 && errno == ESRCH) {
+    verified_.erase(pid);
+    return false;
+  }
+  const double now = monotonic_now();
+  if (const auto it = verified_.find(pid);
+      it != verified_.end() && it->second.first == start_time && now - it->second.second < 1.0)
+    return true;
+  if (!is_alive(ProcessId{pid, start_time})) {
+    verified_.erase(pid);
+    return false;
+  }
+  verified_[pid] = {start_time, now};
+  return true;
 }
 
 void SliceRegion::maybe_reclaim_locked() {

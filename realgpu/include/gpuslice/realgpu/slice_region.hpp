@@ -38,6 +38,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gpuslice/realgpu/uuid_text.hpp"
@@ -164,6 +166,7 @@ class SliceRegion {
   int add_device_locked(const DeviceUuid& uuid, uint64_t limit, int sm_limit);
   int own_slot_locked();  // claims a slot on first use
   void reclaim_dead_locked();
+  bool alive_locked(int32_t pid, uint64_t start_time);
   void clear_slot_locked(int slot);
   uint64_t total_locked(int device) const;
   void maybe_reclaim_locked();
@@ -177,6 +180,7 @@ class SliceRegion {
   int32_t host_pid_ = 0;
   double max_lock_wait_ = 0;
   double last_reclaim_ = 0;
+  std::unordered_map<int32_t, std::pair<uint64_t, double>> verified_;  // pid -> (start time, when checked)
 };
 
 }  // namespace gpuslice::realgpu
