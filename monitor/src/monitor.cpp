@@ -115,8 +115,9 @@ void Monitor::clean_stale_locked() {
       removed = !mapped && realgpu::while_unused(e.dir.cache_file, remove);
     }
     if (!removed) {
-      std::cerr << "gpuslice monitor: keeping " << e.dir.path << ": its pod is gone but a live process holds "
-                << e.dir.cache_file << "\n";
+      if (said_kept_.insert(e.dir.path).second)
+        std::cerr << "gpuslice monitor: keeping " << e.dir.path
+                  << ": its pod is gone but a live process holds " << e.dir.cache_file << "\n";
       continue;
     }
     std::cerr << "gpuslice monitor: removed stale folder " << e.dir.path

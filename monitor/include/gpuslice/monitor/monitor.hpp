@@ -61,6 +61,7 @@ class Monitor {
   realgpu::NodeFiles files_;
   realgpu::FeedbackOutcome last_feedback_;
   bool said_nvml_ = false;
+  std::set<std::string> said_kept_;  // stale folders kept for a live holder, said once
 };
 
 }  // namespace gpuslice::monitor
