@@ -8,11 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utime.h>
+#include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "api_double.hpp"
@@ -289,4 +292,46 @@ TEST_CASE("a pods file that does not read is refused with its line and field") {
     CHECK(e.line() > 0);
     CHECK(e.field().find("containers") != std::string::npos);
   }
+}
+
+TEST_CASE("deploy/monitor: the DaemonSet runs the CLI as documented, on the host's hook path") {
+  std::vector<YAML::Node> docs;
+  for (const auto& d :
+       YAML::LoadAllFromFile(std::string(GPUSLICE_SOURCE_DIR) + "/deploy/monitor/daemonset.yaml"))
+    if (d && !d.IsNull()) docs.push_back(d);
+  std::map<std::string, YAML::Node> by_kind;
+  for (const auto& d : docs) by_kind[d["kind"].as<std::string>()] = d;
+  REQUIRE(by_kind.count("DaemonSet") == 1);
+  REQUIRE(by_kind.count("ServiceAccount") == 1);
+  REQUIRE(by_kind.count("ClusterRole") == 1);
+  const YAML::Node spec = by_kind["DaemonSet"]["spec"]["template"]["spec"];
+  CHECK(spec["serviceAccountName"].as<std::string>() ==
+        by_kind["ServiceAccount"]["metadata"]["name"].as<std::string>());
+  CHECK(spec["hostPID"].as<bool>());
+  const YAML::Node c = spec["containers"][0];
+  std::vector<std::string> args;
+  for (const auto& a : c["command"]) args.push_back(a.as<std::string>());
+  REQUIRE(args.size() >= 3);
+  CHECK(args[0] == "gpuslice");
+  CHECK(args[1] == "monitor");
+  CHECK(std::count(args.begin(), args.end(), "--in-cluster") == 1);
+  CHECK(std::count(args.begin(), args.end(), "--hook-path=/usr/local/vgpu") == 1);
+  CHECK(std::count(args.begin(), args.end(), "--metrics-listen=:9394") == 1);
+  CHECK(std::count(args.begin(), args.end(), "--clean-stale") == 0);  // opt-in
+  CHECK(c["env"][0]["name"].as<std::string>() == "NODE_NAME");
+  CHECK(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>() == "spec.nodeName");
+  CHECK(c["ports"][0]["containerPort"].as<int>() == 9394);
+  CHECK(c["volumeMounts"][0]["mountPath"].as<std::string>() == "/usr/local/vgpu");
+  CHECK(spec["volumes"][0]["hostPath"]["path"].as<std::string>() == "/usr/local/vgpu");
+  std::set<std::string> verbs;
+  for (const auto& rule : by_kind["ClusterRole"]["rules"])
+    for (const auto& v : rule["verbs"]) verbs.insert(v.as<std::string>());
+  CHECK(verbs == std::set<std::string>{"get", "list", "watch"});  // reads pods, writes nothing
+  // Every flag it passes parses.
+  for (const auto& a : args)
+    if (a.rfind("--", 0) == 0) {
+      const std::string flag = a.substr(0, a.find('='));
+      CHECK((flag == "--in-cluster" || flag == "--hook-path" || flag == "--metrics-listen" ||
+             flag == "--feedback-period"));
+    }
 }
