@@ -17,6 +17,9 @@
 #ifdef GPUSLICE_WITH_SERVE
 #include "gpuslice/serve/cli.hpp"
 #endif
+#ifdef GPUSLICE_WITH_MONITOR
+#include "gpuslice/monitor/cli.hpp"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"gpuslice: share GPUs by slices (placement, simulation, enforcement)"};
@@ -35,6 +38,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef GPUSLICE_WITH_SERVE
   gpuslice::serve::register_cli(app);
+#endif
+#ifdef GPUSLICE_WITH_MONITOR
+  gpuslice::monitor::register_cli(app);
 #endif
   try {
     app.parse(argc, argv);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <deque>
 #include <memory>
@@ -15,12 +17,21 @@
 #include <vector>
 
 #include "gpuslice/realgpu/clock.hpp"
+#include "gpuslice/realgpu/hami_layout.hpp"
 #include "gpuslice/realgpu/share_controller.hpp"
 #include "runtime.hpp"
 
 namespace gpuslice::shim {
 
 namespace {
+
+// Seconds since the epoch, as HAMi-core stamps last_kernel_time (coarse:
+// read on every launch).
+uint64_t epoch_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+  return static_cast<uint64_t>(ts.tv_sec);
+}
 
 int period_ms() {
   const char* v = std::getenv("GPUSLICE_LIMITER_PERIOD_MS");
@@ -108,11 +119,30 @@ struct ComputeLimiter::Impl {
   std::mutex mutex;
   std::once_flag thread_once;
   bool any_limit = false;
+  std::atomic<uint64_t> stamped_second{0};  // last_kernel_time is written at most once a second
 
   Impl() {
     const auto& env = Runtime::get().env();
     for (int i = 0; i < realgpu::kMaxDevices; ++i)
       any_limit = any_limit || (env.throttles(i) && env.core_policy != realgpu::CorePolicy::Disable);
+  }
+
+  // The monitor's side of a launch. A task held back by a higher priority
+  // waits before it launches (HAMi-core sleeps 1 s between looks; 100 ms
+  // here), then marks the file active.
+  void feedback(realgpu::SliceRegion& region) {
+    if (region.blocked_by_priority() && Runtime::get().env().core_policy != realgpu::CorePolicy::Disable) {
+      auto& rt = Runtime::get();
+      const auto ordinal = rt.current_ordinal();
+      if (ordinal && rt.sm_limit(*ordinal) > 0)
+        while (region.blocked_by_priority()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    region.mark_active();
+    const uint64_t now = epoch_seconds();
+    if (stamped_second.load(std::memory_order_relaxed) != now) {
+      stamped_second.store(now, std::memory_order_relaxed);
+      region.note_kernel_time(now);
+    }
   }
 
   DeviceLimiter* device(int ordinal) {
@@ -247,7 +277,8 @@ struct ComputeLimiter::Impl {
         d.last_sample_us = newest;
       }
     }
-    if (rt.env().core_policy == realgpu::CorePolicy::Default) {
+    if (rt.env().core_policy == realgpu::CorePolicy::Default &&
+        (!rt.region() || rt.region()->utilization_switch() == realgpu::hami::kSwitchNoMonitor)) {
       nvmlProcessInfo_t infos[128];
       unsigned n = 128;
       if (real.nvmlDeviceGetComputeRunningProcesses_v3(d.nvml, &n, infos) == NVML_SUCCESS)
@@ -255,6 +286,16 @@ struct ComputeLimiter::Impl {
           u.foreign_process = u.foreign_process || !slice_pids.count(infos[i].pid);
     }
     return u;
+  }
+
+  // Under `default`: whether the slice must hold its share now. A monitor's
+  // utilization_switch decides once one has written it; before that, a
+  // process outside the slice using the card does.
+  static bool must_hold(const Usage& u) {
+    auto* region = Runtime::get().region();
+    const int sw = region ? region->utilization_switch() : realgpu::hami::kSwitchNoMonitor;
+    if (sw != realgpu::hami::kSwitchNoMonitor) return sw == 1;
+    return u.foreign_process || u.others > 0;
   }
 
   void steer(DeviceLimiter& d) {
@@ -273,8 +314,14 @@ struct ComputeLimiter::Impl {
       d.ticks.clear();
       d.ticks.shrink_to_fit();
     }
-    const bool shared = u.foreign_process || u.others > 0;
-    if (Runtime::get().env().core_policy == realgpu::CorePolicy::Default && !shared) {
+    auto& rt = Runtime::get();
+    if (u.measured) {
+      // The slice's utilization for the monitor, as HAMi-core's watcher writes it.
+      auto* region = rt.region();
+      const int rdev = rt.region_device(d.ordinal);
+      if (region && rdev >= 0) region->set_sm_util(rdev, static_cast<unsigned>(std::lround(u.own * 100)));
+    }
+    if (rt.env().core_policy == realgpu::CorePolicy::Default && !must_hold(u)) {
       d.window_launches = 0;
       if (d.throttling) {
         d.controller.restart();
@@ -333,6 +380,7 @@ ComputeLimiter& ComputeLimiter::get() {
 }
 
 void ComputeLimiter::admit() {
+  if (auto* region = Runtime::get().region()) impl_->feedback(*region);
   if (!impl_->any_limit) return;
   const auto ordinal = Runtime::get().current_ordinal();
   if (!ordinal) return;

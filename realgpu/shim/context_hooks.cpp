@@ -18,7 +18,7 @@ CUresult context_made(CUdevice dev, Create&& create) {
   const auto before = rt.host_pid_before_context(ordinal);
   const CUresult rc = create();
   rt.host_pid_after_context(ordinal, before);
-  if (rc == CUDA_SUCCESS) rt.measure_footprint(ordinal);
+  if (rc == CUDA_SUCCESS) rt.measure_footprint(ordinal, gpuslice::realgpu::Footprint::Context);
   return rc;
 }
 
@@ -26,7 +26,8 @@ CUresult context_made(CUdevice dev, Create&& create) {
 // device: measured like a context.
 CUresult code_loaded(CUresult rc) {
   auto& rt = Runtime::get();
-  if (rc == CUDA_SUCCESS) rt.measure_footprint(rt.current_ordinal_or(0));
+  if (rc == CUDA_SUCCESS)
+    rt.measure_footprint(rt.current_ordinal_or(0), gpuslice::realgpu::Footprint::Module);
   return rc;
 }
 

@@ -15,6 +15,8 @@
 #include <string>
 #include <type_traits>
 
+#include "gpuslice/realgpu/hami_layout.hpp"
+
 namespace gpuslice::shim {
 
 void* real_dlsym(void* handle, const char* name) {
@@ -151,20 +153,73 @@ bool Runtime::nvml_ready() {
   return nvml_ok_;
 }
 
-uint64_t Runtime::memory_limit(int ordinal) const {
-  return ordinal >= 0 && ordinal < realgpu::kMaxDevices ? env_.memory_limit[ordinal] : 0;
+namespace {
+// The lower of two limits where 0 means none.
+template <class T>
+T tighter(T a, T b) {
+  return a == 0 ? b : b == 0 ? a : std::min(a, b);
+}
+uint64_t env_memory_limit(const realgpu::SliceEnv& env, int ordinal) {
+  return ordinal >= 0 && ordinal < realgpu::kMaxDevices ? env.memory_limit[ordinal] : 0;
+}
+int env_sm_limit(const realgpu::SliceEnv& env, int ordinal) {
+  return ordinal >= 0 && ordinal < realgpu::kMaxDevices && env.throttles(ordinal) ? env.sm_limit[ordinal] : 0;
+}
+}  // namespace
+
+uint64_t Runtime::memory_limit(int ordinal) {
+  const auto d = device(ordinal);
+  return d ? d->memory_limit : env_memory_limit(env_, ordinal);
 }
 
-int Runtime::sm_limit(int ordinal) const {
-  return ordinal >= 0 && ordinal < realgpu::kMaxDevices && env_.throttles(ordinal) ? env_.sm_limit[ordinal]
-                                                                                   : 0;
+int Runtime::sm_limit(int ordinal) {
+  const auto d = device(ordinal);
+  return d ? d->sm_limit : env_sm_limit(env_, ordinal);
+}
+
+realgpu::RegionSetup Runtime::region_setup() {
+  realgpu::RegionSetup setup;
+  setup.priority = env_.task_priority;
+  int count = 0;
+  if (!cuda_ready() || real().cuDeviceGetCount(&count) != CUDA_SUCCESS) return setup;
+  // HAMi-core indexes the file's devices in the container's NVML order;
+  // each gets the limits of the CUDA ordinal that is the same card.
+  struct Card {
+    unsigned nvml_index;
+    int ordinal;
+    realgpu::DeviceUuid uuid;
+  };
+  std::vector<Card> cards;
+  for (int i = 0; i < std::min(count, realgpu::kMaxDevices); ++i) {
+    CUdevice dev = 0;
+    CUuuid uuid{};
+    if (real().cuDeviceGet(&dev, i) != CUDA_SUCCESS || real().cuDeviceGetUuid_v2(&uuid, dev) != CUDA_SUCCESS)
+      continue;
+    Card c{static_cast<unsigned>(i), i, {}};
+    std::memcpy(c.uuid.data(), uuid.bytes, c.uuid.size());
+    nvmlDevice_t handle = nullptr;
+    unsigned index = 0;
+    if (nvml_ready() &&
+        real().nvmlDeviceGetHandleByUUID(realgpu::uuid_text(c.uuid).c_str(), &handle) == NVML_SUCCESS &&
+        real().nvmlDeviceGetIndex(handle, &index) == NVML_SUCCESS)
+      c.nvml_index = index;
+    cards.push_back(c);
+  }
+  std::stable_sort(cards.begin(), cards.end(),
+                   [](const Card& a, const Card& b) { return a.nvml_index < b.nvml_index; });
+  for (const Card& c : cards) {
+    setup.devices.push_back(c.uuid);
+    setup.memory_limits.push_back(env_memory_limit(env_, c.ordinal));
+    setup.sm_limits.push_back(env_sm_limit(env_, c.ordinal));
+  }
+  return setup;
 }
 
 realgpu::SliceRegion* Runtime::region() {
   std::call_once(region_once_, [this] {
     if (!env_error_.empty()) return;
     try {
-      region_ = new realgpu::SliceRegion(env_.shared_cache);
+      region_ = new realgpu::SliceRegion(env_.shared_cache, region_setup());
     } catch (const realgpu::RegionError& e) {
       log(Level::Error, "%s", e.what());
       return;
@@ -195,7 +250,24 @@ std::optional<Runtime::Device> Runtime::device(int ordinal) {
   if (r.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS || r.cuDeviceGetUuid_v2(&uuid, dev) != CUDA_SUCCESS)
     return std::nullopt;
   std::memcpy(d.uuid.data(), uuid.bytes, d.uuid.size());
-  if (auto* reg = region()) d.region_device = reg->device(d.uuid);
+  d.memory_limit = env_memory_limit(env_, ordinal);
+  d.sm_limit = env_sm_limit(env_, ordinal);
+  if (auto* reg = region()) {
+    d.region_device = reg->device(d.uuid, d.memory_limit, d.sm_limit);
+    if (d.region_device >= 0) {
+      const uint64_t file_limit = reg->memory_limit(d.region_device);
+      const int file_sm = reg->sm_limit(d.region_device);
+      if (tighter(d.memory_limit, file_limit) != d.memory_limit || tighter(d.sm_limit, file_sm) != d.sm_limit)
+        log(Level::Warn,
+            "Device %d: the slice's file holds %llu bytes / %d%%, this process's environment %llu / %d%%; "
+            "the "
+            "tighter applies",
+            ordinal, static_cast<unsigned long long>(file_limit), file_sm,
+            static_cast<unsigned long long>(d.memory_limit), d.sm_limit);
+      d.memory_limit = tighter(d.memory_limit, file_limit);
+      d.sm_limit = tighter(d.sm_limit, file_sm);
+    }
+  }
   if (nvml_ready() &&
       r.nvmlDeviceGetHandleByUUID(realgpu::uuid_text(d.uuid).c_str(), &d.nvml) != NVML_SUCCESS)
     d.nvml = nullptr;
@@ -234,7 +306,7 @@ std::optional<int> Runtime::ordinal_of(nvmlDevice_t nvml) {
   return std::nullopt;
 }
 
-void Runtime::measure_footprint(int ordinal) {
+void Runtime::measure_footprint(int ordinal, realgpu::Footprint what) {
   if (memory_limit(ordinal) == 0) return;
   auto* reg = region();
   const int rdev = region_device(ordinal);
@@ -247,7 +319,8 @@ void Runtime::measure_footprint(int ordinal) {
   for (unsigned i = 0; i < count; ++i) {
     if (infos[i].pid != pid) continue;
     const uint64_t own = reg->own_allocated(rdev);
-    reg->set_footprint(rdev, infos[i].usedGpuMemory > own ? infos[i].usedGpuMemory - own : 0);
+    reg->set_footprint(rdev, infos[i].usedGpuMemory > own ? infos[i].usedGpuMemory - own : 0, what);
+    reg->set_nvml_usage(rdev, infos[i].usedGpuMemory);
     return;
   }
 }
@@ -332,10 +405,25 @@ Runtime::ProcessSnapshot Runtime::host_pid_before_context(int ordinal) {
   // tenant's and the other's as its own, and is never held to its share.
   if (!region()) return snapshot;
   int fd = open_node_lock();
-  if (fd < 0) fd = open(env_.shared_cache.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd >= 0 && flock(fd, LOCK_EX) != 0) {
-    close(fd);
-    return snapshot;
+  if (fd >= 0) {
+    if (flock(fd, LOCK_EX) != 0) {
+      close(fd);
+      return snapshot;
+    }
+  } else if ((fd = open(env_.shared_cache.c_str(), O_RDWR | O_CLOEXEC)) >= 0) {
+    // No node lock folder: an open-file-description lock on a byte past the
+    // slice's region (its processes hold shared flocks on the file itself,
+    // and HAMi-core's record lock covers the region).
+    struct flock past {};
+    past.l_type = F_WRLCK;
+    past.l_whence = SEEK_SET;
+    past.l_start = static_cast<off_t>(realgpu::hami::kFileBytes);
+    past.l_len = 1;
+    while (fcntl(fd, F_OFD_SETLKW, &past) != 0)
+      if (errno != EINTR) {
+        close(fd);
+        return snapshot;
+      }
   }
   snapshot.lock_fd = fd;
   snapshot.pids = nvml_pids(ordinal);

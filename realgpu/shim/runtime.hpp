@@ -51,10 +51,16 @@ class Runtime {
   const RealDriver& real();
   bool nvml_ready();  // NVML opened and initialised
 
-  // Memory limit of a CUDA ordinal of this process (0 = none).
-  uint64_t memory_limit(int ordinal) const;
-  int sm_limit(int ordinal) const;
-  // The accounting region (null when it cannot be opened: logged).
+  // Memory limit of a CUDA ordinal of this process (0 = none): the
+  // environment's, or the accounting file's when that is lower or the
+  // environment has none (a process started with its limit unset still
+  // gets the slice's, as under libvgpu.so, which enforces the file's).
+  uint64_t memory_limit(int ordinal);
+  // Compute share in percent (0 = none), read the same way.
+  int sm_limit(int ordinal);
+  // The accounting region (null when it cannot be opened: logged). A new
+  // file gets the container's devices in NVML order with their limits and
+  // the task priority.
   realgpu::SliceRegion* region();
   // The region's index for a CUDA ordinal; -1 when unknown.
   int region_device(int ordinal);
@@ -64,8 +70,8 @@ class Runtime {
   nvmlDevice_t nvml_device(int ordinal);
   // After a context or module is made: what the driver holds for this
   // process beyond its allocations (NVML's per-process figure) is recorded
-  // as its footprint, so the slice's "used" includes it.
-  void measure_footprint(int ordinal);
+  // as its context or module footprint, so the slice's "used" includes it.
+  void measure_footprint(int ordinal, realgpu::Footprint what);
 
   // The bytes the driver really takes for a request of `bytes` on a device:
   // requests of at least the device's allocation granularity (asked once
@@ -103,7 +109,10 @@ class Runtime {
     int region_device = -1;
     nvmlDevice_t nvml = nullptr;
     uint64_t granularity = 0;
+    uint64_t memory_limit = 0;  // effective (see memory_limit())
+    int sm_limit = 0;
   };
+  realgpu::RegionSetup region_setup();
   std::vector<unsigned> nvml_pids(int ordinal);
   bool cuda_ready();                          // the real driver initialised (cuInit once)
   std::optional<Device> device(int ordinal);  // described on first use, then cached

@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "gpuslice/realgpu/child_process.hpp"
+#include "gpuslice/realgpu/region_file.hpp"
+#include "gpuslice/realgpu/slice_region.hpp"
 
 namespace gpuslice::realgpu {
 
@@ -35,6 +38,50 @@ json parse_result(const ChildResult& r) {
 }
 
 std::string mib(uint64_t bytes) { return fmt::format("{} MiB", bytes / MiB); }
+
+// One slice's accounting file as a node monitor reads it (HAMi's sums).
+json monitor_reading(const std::string& slice, const std::string& path) {
+  try {
+    const RegionFile f(path, false);
+    json devices = json::array();
+    for (int d = 0; d < f.device_count(); ++d) {
+      const auto m = f.memory(d);
+      devices.push_back({{"uuid", f.uuid(d)},
+                         {"memory_used_bytes", m.total},
+                         {"memory_limit_bytes", f.memory_limit(d)},
+                         {"context_bytes", m.context},
+                         {"module_bytes", m.module},
+                         {"buffer_bytes", m.buffer},
+                         {"sm_util", f.sm_util(d)}});
+    }
+    return {{"slice", slice},
+            {"devices", devices},
+            {"processes", f.processes().size()},
+            {"last_kernel_time", f.last_kernel_time()},
+            {"utilization_switch", f.utilization_switch()},
+            {"recent_kernel", f.recent_kernel()}};
+  } catch (const RegionError& e) {
+    return {{"slice", slice}, {"error", e.what()}};
+  }
+}
+
+// "co-a: 4096 MiB of 8000 MiB, SM 0%, 1 process".
+std::string monitor_text(const json& readings) {
+  std::string out;
+  for (const auto& r : readings) {
+    if (!out.empty()) out += "; ";
+    if (r.contains("error") || r["devices"].empty()) {
+      out += fmt::format("{}: {}", r["slice"].get<std::string>(), r.value("error", "no device recorded"));
+      continue;
+    }
+    const auto& d = r["devices"][0];
+    const uint64_t limit = d["memory_limit_bytes"].get<uint64_t>();
+    out += fmt::format("{}: {} of {}, SM {}%, {} process(es)", r["slice"].get<std::string>(),
+                       mib(d["memory_used_bytes"].get<uint64_t>()), limit ? mib(limit) : "no limit",
+                       d["sm_util"].get<uint64_t>(), r["processes"].get<size_t>());
+  }
+  return out;
+}
 
 class Checker {
  public:
@@ -73,6 +120,11 @@ class Checker {
     return SliceSpec{name, o_.slice_mib, cores, policy, ""};
   }
   std::string chunk() const { return std::to_string(o_.chunk_mib); }
+  // Reads the named slices' files now, as a node monitor would.
+  void watch(Exercise& e, std::initializer_list<std::string> slices) {
+    for (const auto& s : slices) e.monitor.push_back(monitor_reading(s, slice_cache_path(t_, s)));
+    e.monitor_view = monitor_text(e.monitor);
+  }
 
   void co_residency(CheckReport& report) {
     Exercise e{"Co-residency", "two slices hold memory on one physical GPU at the same time"};
@@ -83,6 +135,7 @@ class Checker {
     Child b(args, slice_environment(t_, slice("co-b")));
     const json ja = parse_line(a.first_line(60)), jb = parse_line(b.first_line(60));
     const json card = parse_result(run_child({t_.probe, "info"}, driver_environment(t_)));  // while both hold
+    watch(e, {"co-a", "co-b"});
     a.wait();
     b.wait();
     const bool both =
@@ -101,9 +154,13 @@ class Checker {
     Exercise e{"Virtualized device view",
                "inside the slice the card is as large as the slice (driver and NVML)"};
     const uint64_t hold = std::min<uint64_t>(1024, o_.slice_mib / 4);
-    const json j = parse_result(
-        run_child(probe({"alloc", "--chunk-mib", std::to_string(hold), "--max-mib", std::to_string(hold)}),
-                  slice_environment(t_, slice("view"))));
+    Child viewer(probe({"alloc", "--chunk-mib", std::to_string(hold), "--max-mib", std::to_string(hold),
+                        "--hold-ms", "1000"}),
+                 slice_environment(t_, slice("view")));
+    json j = parse_line(viewer.first_line(60));
+    watch(e, {"view"});
+    if (const ChildResult r = viewer.wait(); r.exit_code != 0 && !j.contains("error"))
+      j["error"] = fmt::format("probe exited with {}", r.exit_code);
     const uint64_t limit = o_.slice_mib * MiB;
     bool ok = !j.contains("error") && j.contains("view");
     std::string nvml_text = "no NVML";
@@ -140,9 +197,14 @@ class Checker {
                  slice_environment(t_, slice("cap")));
     const json jc = parse_line(capped.first_line(120));
     const uint64_t want = o_.slice_mib / 2 / o_.chunk_mib * o_.chunk_mib;
-    const json jn =
-        parse_result(run_child(probe({"alloc", "--chunk-mib", chunk(), "--max-mib", std::to_string(want)}),
-                               slice_environment(t_, slice("neighbour"))));
+    Child neighbouring(
+        probe({"alloc", "--chunk-mib", chunk(), "--max-mib", std::to_string(want), "--hold-ms", "1000"}),
+        slice_environment(t_, slice("neighbour")));
+    json jn = parse_line(neighbouring.first_line(120));
+    watch(cap, {"cap"});
+    watch(neighbour, {"neighbour"});
+    if (const ChildResult r = neighbouring.wait(); r.exit_code != 0 && !jn.contains("error"))
+      jn["error"] = fmt::format("probe exited with {}", r.exit_code);
     const ChildResult rc = capped.wait();
     const uint64_t limit = o_.slice_mib * MiB;
     const uint64_t got = jc.value("allocated_bytes", 0ULL);
@@ -170,9 +232,12 @@ class Checker {
     Exercise e{
         "cuGetProcAddress path",
         "an application resolving the driver through cuGetProcAddress (CUDA runtime, PyTorch) is capped too"};
-    const ChildResult r = run_child(probe({"--proc-address", "alloc", "--chunk-mib", chunk()}),
-                                    slice_environment(t_, slice("proc")));
-    const json j = parse_result(r);
+    Child prober(probe({"--proc-address", "alloc", "--chunk-mib", chunk(), "--hold-ms", "1000"}),
+                 slice_environment(t_, slice("proc")));
+    json j = parse_line(prober.first_line(120));
+    watch(e, {"proc"});
+    if (const ChildResult r = prober.wait(); r.exit_code != 0 && !j.contains("error"))
+      j["error"] = fmt::format("probe exited with {}", r.exit_code);
     const uint64_t got = j.value("allocated_bytes", 0ULL);
     e.passed = j.value("resolved_by", "") == "cuGetProcAddress" &&
                j.value("stopped_by", "") == "CUDA_ERROR_OUT_OF_MEMORY" && got <= o_.slice_mib * MiB;
@@ -182,16 +247,20 @@ class Checker {
     report.exercises.push_back(std::move(e));
   }
 
-  json spin(const SliceSpec& s) {
-    return parse_result(
-        run_child(probe({"spin", "--seconds", fmt::format("{}", o_.compute_seconds), "--kernel-us", "2000"}),
-                  slice_environment(t_, s)));
+  // Spins in the slice, reading its file half-way through (the shim
+  // writes the SM utilization it measures there every period).
+  json spin(const SliceSpec& s, Exercise& e) {
+    Child c(probe({"spin", "--seconds", fmt::format("{}", o_.compute_seconds), "--kernel-us", "2000"}),
+            slice_environment(t_, s));
+    std::this_thread::sleep_for(std::chrono::duration<double>(o_.compute_seconds * 0.6));
+    watch(e, {s.name});
+    return parse_result(c.wait());
   }
 
   void compute(CheckReport& report, int cores, const std::string& policy) {
     Exercise e{fmt::format("Compute cap {}% ({})", cores, policy),
                fmt::format("device share over {:g} s within 3 points of {}%", o_.compute_seconds, cores)};
-    const json j = spin(slice(fmt::format("compute{}", cores), cores, policy));
+    const json j = spin(slice(fmt::format("compute{}", cores), cores, policy), e);
     const double share = j.value("share", -1.0);
     e.passed = share >= 0 && std::abs(share * 100 - cores) <= 3.0;
     e.result = share >= 0 ? fmt::format("{:.1f}% of the device ({} kernels of 2 ms in {:.1f} s)", share * 100,
@@ -205,7 +274,7 @@ class Checker {
     Exercise e{"Default policy: bursting when alone",
                "with GPU_CORE_UTILIZATION_POLICY=default and 30% cores, a slice alone on the card uses it "
                "fully (>= 90%)"};
-    const json j = spin(slice("burst", 30, "default"));
+    const json j = spin(slice("burst", 30, "default"), e);
     const double share = j.value("share", -1.0);
     e.passed = share >= 0.9;
     e.result = share >= 0 ? fmt::format("{:.1f}% of the device while alone", share * 100) : j.dump();
@@ -219,6 +288,8 @@ class Checker {
     auto args = probe({"spin", "--seconds", fmt::format("{}", o_.compute_seconds), "--kernel-us", "2000"});
     Child a(args, slice_environment(t_, slice("shared-a", 30, "default")));
     Child b(args, slice_environment(t_, slice("shared-b", 30, "default")));
+    std::this_thread::sleep_for(std::chrono::duration<double>(o_.compute_seconds * 0.6));
+    watch(e, {"shared-a", "shared-b"});
     const json ja = parse_result(a.wait()), jb = parse_result(b.wait());
     const double sa = ja.value("share", -1.0), sb = jb.value("share", -1.0);
     e.passed = sa >= 0 && sb >= 0 && std::abs(sa * 100 - 30) <= 3 && std::abs(sb * 100 - 30) <= 3;
@@ -250,7 +321,8 @@ json CheckReport::to_json() const {
                                 {"criteria", e.criteria},
                                 {"passed", e.passed},
                                 {"result", e.result},
-                                {"evidence", e.evidence}});
+                                {"evidence", e.evidence},
+                                {"monitor", e.monitor}});
   }
   return out;
 }
@@ -258,12 +330,12 @@ json CheckReport::to_json() const {
 void CheckReport::print(std::ostream& out) const {
   out << fmt::format("gpuslice realgpu check: {} driver, {} ({})\n", driver, device.value("name", "?"),
                      mib(device.value("device_total_bytes", 0ULL)));
-  out << "| # | Exercise | Pass criteria | Result |\n|---|---|---|---|\n";
+  out << "| # | Exercise | Pass criteria | Result | Monitor's view |\n|---|---|---|---|---|\n";
   size_t ok = 0;
   for (size_t i = 0; i < exercises.size(); ++i) {
     const Exercise& e = exercises[i];
-    out << fmt::format("| {} | {} | {} | {} {} |\n", i + 1, e.name, e.criteria, e.passed ? "PASS" : "FAIL",
-                       e.result);
+    out << fmt::format("| {} | {} | {} | {} {} | {} |\n", i + 1, e.name, e.criteria,
+                       e.passed ? "PASS" : "FAIL", e.result, e.monitor_view);
     ok += e.passed;
   }
   out << fmt::format("{} of {} exercises passed\n", ok, exercises.size());

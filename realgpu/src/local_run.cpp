@@ -4,6 +4,8 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -16,6 +18,7 @@
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/realgpu/child_process.hpp"
 #include "gpuslice/realgpu/clock.hpp"
+#include "gpuslice/realgpu/node_files.hpp"
 
 namespace gpuslice::realgpu {
 
@@ -78,14 +81,32 @@ LocalScenario load_local_scenario(const std::string& path) {
   s.source = path;
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
-    if (key != "name" && key != "description" && key != "split" && key != "pods" && key != "fake_gpus")
-      bad(path, kv.first, key, "unknown field (known: name, description, split, fake_gpus, pods)");
+    if (key != "name" && key != "description" && key != "split" && key != "pods" && key != "fake_gpus" &&
+        key != "monitor" && key != "feedback_period")
+      bad(path, kv.first, key,
+          "unknown field (known: name, description, split, fake_gpus, monitor, feedback_period, pods)");
   }
   if (root["name"]) s.name = scalar<std::string>(path, root["name"], "name");
   if (root["description"]) s.description = scalar<std::string>(path, root["description"], "description");
   if (root["fake_gpus"]) {
     s.fake_gpus = scalar<std::string>(path, root["fake_gpus"], "fake_gpus");
     check_fake_gpus(path, root["fake_gpus"], s.fake_gpus);
+  }
+  if (root["monitor"]) {
+    try {
+      s.monitor = root["monitor"].as<bool>();
+    } catch (const YAML::Exception&) {
+      bad(path, root["monitor"], "monitor", "expected true or false");
+    }
+  }
+  if (root["feedback_period"]) {
+    try {
+      s.feedback_period = root["feedback_period"].as<double>();
+    } catch (const YAML::Exception&) {
+      bad(path, root["feedback_period"], "feedback_period", "expected seconds (a number)");
+    }
+    if (!(s.feedback_period >= 0.05 && s.feedback_period <= 3600))
+      bad(path, root["feedback_period"], "feedback_period", "must be 0.05..3600 seconds");
   }
   if (root["split"]) {
     s.split = scalar<int>(path, root["split"], "split");
@@ -115,6 +136,8 @@ LocalScenario load_local_scenario(const std::string& path) {
         pod.expect = scalar<std::string>(path, v, field);
       else if (key == "expect_exit")
         pod.expect_exit = scalar<int>(path, v, field);
+      else if (key == "priority")
+        pod.priority = scalar<int>(path, v, field);
       else if (key == "command") {
         if (v.IsScalar())
           pod.command = {"/bin/sh", "-c", scalar<std::string>(path, v, field)};
@@ -124,13 +147,16 @@ LocalScenario load_local_scenario(const std::string& path) {
           bad(path, v, field, "a shell command line or a list of arguments");
       } else {
         bad(path, kv.first, field,
-            "unknown field (known: name, gpu, gpumem, gpucores, core_policy, command, expect, expect_exit)");
+            "unknown field (known: name, gpu, gpumem, gpucores, core_policy, priority, command, expect, "
+            "expect_exit)");
       }
     }
     if (pod.name.empty()) bad(path, p, "pods.name", "every pod needs a name");
     if (pod.gpu < 1 || pod.gpu > 16) bad(path, p["gpu"], "pods.gpu", "must be 1..16");
     if (pod.gpumem_mib < 0) bad(path, p["gpumem"], "pods.gpumem", "must not be negative");
     if (pod.gpucores < 0 || pod.gpucores > 100) bad(path, p["gpucores"], "pods.gpucores", "must be 0..100");
+    if (p["priority"] && (pod.priority < 0 || pod.priority > 100))
+      bad(path, p["priority"], "pods.priority", "must be 0 (highest) to 100");
     if (pod.core_policy != "default" && pod.core_policy != "force" && pod.core_policy != "disable")
       bad(path, p["core_policy"], "pods.core_policy", "use default, force or disable");
     if (pod.expect != "placed" && pod.expect != "unschedulable")
@@ -161,6 +187,74 @@ std::string pod_manifest(const LocalPod& p, const std::string& node = "",
       "    resources: {{limits: {{{}}}}}\n",
       json(p.name).dump(), annotations, limits);
 }
+
+// A node monitor over the run's hook path while the pods run: HAMi's
+// feedback every period, and what each pod's file says, as a monitor reads it.
+class WatchedRun {
+ public:
+  WatchedRun(const std::string& hook_path, double period, std::map<std::string, size_t> pod_of_uid)
+      : files_(hook_path, true), period_(period), pod_of_uid_(std::move(pod_of_uid)) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        pass();
+        for (double slept = 0; slept < period_ && !stop_; slept += 0.02)
+          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    });
+  }
+  ~WatchedRun() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  json view(size_t pod) const {
+    const auto it = seen_.find(pod);
+    if (it == seen_.end()) return json{{"passes", 0}};
+    const Seen& s = it->second;
+    return json{{"passes", s.passes},
+                {"memory_used_peak_bytes", s.peak_used},
+                {"memory_limit_bytes", s.limit},
+                {"priority", s.priority},
+                {"held_to_share_passes", s.held},
+                {"blocked_by_priority_passes", s.blocked},
+                {"launched", s.last_kernel_time > 0}};
+  }
+
+ private:
+  struct Seen {
+    int passes = 0, held = 0, blocked = 0, priority = 0;
+    uint64_t peak_used = 0, limit = 0;
+    int64_t last_kernel_time = 0;
+  };
+  void pass() {
+    files_.rescan();
+    files_.feedback();
+    for (const auto& e : files_.entries()) {
+      const auto it = pod_of_uid_.find(e.dir.pod_uid);
+      if (!e.file || it == pod_of_uid_.end()) continue;
+      Seen& s = seen_[it->second];
+      uint64_t used = 0, limit = 0;
+      for (int d = 0; d < e.file->device_count(); ++d) {
+        used += e.file->memory(d).total;
+        limit += e.file->memory_limit(d);
+      }
+      ++s.passes;
+      s.peak_used = std::max(s.peak_used, used);
+      s.limit = limit;
+      s.priority = e.file->priority();
+      s.held += e.file->utilization_switch() == 1;
+      s.blocked += e.file->recent_kernel() < 0;
+      s.last_kernel_time = std::max(s.last_kernel_time, e.file->last_kernel_time());
+    }
+  }
+
+  NodeFiles files_;
+  double period_;
+  std::map<std::string, size_t> pod_of_uid_;
+  std::map<size_t, Seen> seen_;  // read by view() only once the thread has stopped
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -253,7 +347,9 @@ RunReport run_locally(const LocalScenario& scenario, const Toolkit& t, double ti
     out.allocation = placed.allocation_annotation;
     existing += (existing.empty() ? "" : "---\n") + pod_manifest(pod, report.node, out.allocation);
     // The environment HAMi's device plugin injects, per granted card.
-    auto env = with_fleet(slice_environment(t, SliceSpec{pod.name, 0, 0, pod.core_policy, ""}));
+    SliceSpec spec{pod.name, 0, 0, pod.core_policy, ""};
+    spec.priority = pod.priority;
+    auto env = with_fleet(slice_environment(t, spec));
     std::string visible;
     int ordinal = 0;
     const core::Node& node = placed.cluster.node(*placed.decision.node);
@@ -278,6 +374,13 @@ RunReport run_locally(const LocalScenario& scenario, const Toolkit& t, double ti
   }
   // All placed pods run side by side, like pods on one node. Watch them all,
   // so each one's run time ends when it exits, not when its turn comes.
+  std::unique_ptr<WatchedRun> watched;
+  if (scenario.monitor) {
+    std::map<std::string, size_t> pod_of_uid;
+    for (size_t i = 0; i < scenario.pods.size(); ++i)
+      if (running[i]) pod_of_uid[pod_uid_for(key[i])] = i;
+    watched = std::make_unique<WatchedRun>(t.hook_path(), scenario.feedback_period, std::move(pod_of_uid));
+  }
   auto all_exited = [&] {
     bool all = true;
     for (auto& c : running) all = (!c || c->exited()) && all;
@@ -308,6 +411,11 @@ RunReport run_locally(const LocalScenario& scenario, const Toolkit& t, double ti
       out.reason = fmt::format("still running after {:g} s: killed", timeout_seconds);
     }
   }
+  if (watched) {
+    watched->stop();
+    for (size_t i = 0; i < scenario.pods.size(); ++i)
+      if (running[i]) report.pods[i].monitor = watched->view(i);
+  }
   return report;
 }
 
@@ -330,6 +438,7 @@ json RunReport::to_json() const {
                            {"seconds", p.seconds},
                            {"output_tail", p.output_tail},
                            {"shim", p.shim_lines},
+                           {"monitor", p.monitor},
                            {"as_expected", p.as_expected}});
   out["all_as_expected"] = all_as_expected();
   return out;
@@ -349,6 +458,14 @@ void RunReport::print(std::ostream& out) const {
                        p.as_expected ? "" : "  (UNEXPECTED)");
     std::istringstream shim(p.shim_lines);
     for (std::string line; std::getline(shim, line);) out << "      shim: " << line << "\n";
+    if (p.monitor.is_object() && p.monitor.value("passes", 0) > 0)
+      out << fmt::format(
+          "      monitor: peak {} MiB of {} MiB, priority {}, held to its share {} and blocked {} of {} "
+          "passes\n",
+          p.monitor["memory_used_peak_bytes"].get<uint64_t>() >> 20,
+          p.monitor["memory_limit_bytes"].get<uint64_t>() >> 20, p.monitor["priority"].get<int>(),
+          p.monitor["held_to_share_passes"].get<int>(), p.monitor["blocked_by_priority_passes"].get<int>(),
+          p.monitor["passes"].get<int>());
     std::istringstream tail_lines(p.output_tail);
     for (std::string line; std::getline(tail_lines, line);) out << "      out:  " << line << "\n";
   }

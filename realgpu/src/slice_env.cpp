@@ -97,6 +97,12 @@ SliceEnv read_slice_env(const EnvLookup& lookup) {
     if (c->empty()) refuse("CUDA_DEVICE_MEMORY_SHARED_CACHE", *c, "expected a file path");
     env.shared_cache = *c;
   }
+  if (auto t = lookup("CUDA_TASK_PRIORITY")) {
+    const uint64_t v =
+        parse_digits(*t, "CUDA_TASK_PRIORITY", *t, "expected a whole number, 0 (highest priority) to 100");
+    if (v > 100) refuse("CUDA_TASK_PRIORITY", *t, "expected a whole number, 0 (highest priority) to 100");
+    env.task_priority = static_cast<int>(v);
+  }
   if (auto l = lookup("LIBCUDA_LOG_LEVEL")) {
     const uint64_t v = parse_digits(*l, "LIBCUDA_LOG_LEVEL", *l, "use 0 (errors) to 4 (debug)");
     if (v > 4) refuse("LIBCUDA_LOG_LEVEL", *l, "use 0 (errors) to 4 (debug)");

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
 #include "gpuslice/realgpu/child_process.hpp"
+#include "gpuslice/realgpu/container_dirs.hpp"
 
 namespace gpuslice::realgpu {
 
@@ -68,7 +70,7 @@ std::map<std::string, std::string> driver_environment(const Toolkit& t) {
   std::map<std::string, std::string> env;
   for (const char* v :
        {"LD_PRELOAD", "CUDA_DEVICE_MEMORY_LIMIT", "CUDA_DEVICE_SM_LIMIT", "GPU_CORE_UTILIZATION_POLICY",
-        "CUDA_DEVICE_MEMORY_SHARED_CACHE", "CUDA_VISIBLE_DEVICES"})
+        "CUDA_DEVICE_MEMORY_SHARED_CACHE", "CUDA_VISIBLE_DEVICES", "CUDA_TASK_PRIORITY"})
     env[v] = "";
   for (int i = 0; i < 16; ++i) {
     env["CUDA_DEVICE_MEMORY_LIMIT_" + std::to_string(i)] = "";
@@ -83,10 +85,40 @@ std::map<std::string, std::string> driver_environment(const Toolkit& t) {
   return env;
 }
 
+namespace {
+// A UUID-shaped name for `seed` (two FNV-1a 64 hashes): pod UIDs and cache
+// file names stay the same for the same slice name, like the device
+// plugin's random ones in shape only.
+std::string uuid_shaped(const std::string& seed) {
+  auto fnv = [&](uint64_t h) {
+    for (unsigned char c : seed) h = (h ^ c) * 1099511628211ULL;
+    return h;
+  };
+  const uint64_t a = fnv(14695981039346656037ULL), b = fnv(0x9e3779b97f4a7c15ULL);
+  char out[40];
+  std::snprintf(out, sizeof out, "%08llx-%04llx-%04llx-%04llx-%012llx",
+                static_cast<unsigned long long>(a >> 32), static_cast<unsigned long long>((a >> 16) & 0xffff),
+                static_cast<unsigned long long>(a & 0xffff), static_cast<unsigned long long>(b >> 48),
+                static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return out;
+}
+}  // namespace
+
+std::string pod_uid_for(const std::string& slice_name) { return uuid_shaped("pod/" + slice_name); }
+
+std::string slice_cache_path(const Toolkit& t, const std::string& slice_name) {
+  const std::string dir = container_dir_path(t.hook_path(), pod_uid_for(slice_name), kSliceContainer);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::permissions(dir, fs::perms::all, ec);
+  return dir + "/" + uuid_shaped("cache/" + slice_name) + ".cache";
+}
+
 std::map<std::string, std::string> slice_environment(const Toolkit& t, const SliceSpec& s) {
   auto env = driver_environment(t);
   env["LD_PRELOAD"] = t.shim;
-  env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = t.scratch + "/" + s.name + ".cache";
+  env["CUDA_DEVICE_MEMORY_SHARED_CACHE"] = slice_cache_path(t, s.name);
+  if (s.priority >= 0) env["CUDA_TASK_PRIORITY"] = std::to_string(s.priority);
   if (s.memory_mib > 0) env["CUDA_DEVICE_MEMORY_LIMIT_0"] = std::to_string(s.memory_mib) + "m";
   if (s.cores > 0) env["CUDA_DEVICE_SM_LIMIT"] = std::to_string(s.cores);
   env["GPU_CORE_UTILIZATION_POLICY"] = s.policy;

@@ -51,6 +51,7 @@ class KubeFeed final : public ClusterFeed {
     sink_ = &sink;
     relist_now();  // throws: the caller decides whether to serve without a cluster
     for (Resource r : {Resource::Nodes, Resource::Pods}) {
+      if (r == Resource::Nodes && !options_.nodes) continue;
       ++running_;  // before the thread exists, so stop() never misses it
       threads_.emplace_back([this, r] { watch_loop(r); });
     }
@@ -97,8 +98,10 @@ class KubeFeed final : public ClusterFeed {
     for (;;) {
       if (stopping_) throw ApiError(0, "stopping");
       std::string path = http_.prefix() + path_of(r);
+      const std::string selector = selector_of(r);
       if (paged) path += fmt::format("?limit={}", options_.list_page_size);
       if (paged && !next.empty()) path += "&continue=" + url_encode(next);
+      if (!selector.empty()) path += (paged ? "&" : "?") + selector;
       auto res = cli->Get(path, http_.headers());
       if (!res) throw ApiError(0, transport_failure(http_.server(), res.error()));
       if (res->status == 410 && !next.empty()) {
@@ -149,8 +152,14 @@ class KubeFeed final : public ClusterFeed {
     relist_locked();
   }
 
+  // "fieldSelector=..." for the pods when one is set, else "".
+  std::string selector_of(Resource r) const {
+    if (r != Resource::Pods || options_.pod_field_selector.empty()) return "";
+    return "fieldSelector=" + url_encode(options_.pod_field_selector);
+  }
+
   void relist_locked() {
-    Listed nodes = list(Resource::Nodes);
+    Listed nodes = options_.nodes ? list(Resource::Nodes) : Listed{};
     Listed pods = list(Resource::Pods);
     std::lock_guard<std::mutex> lock(state_mutex_);
     sink_->replace_all(nodes.items, pods.items);
@@ -233,7 +242,8 @@ class KubeFeed final : public ClusterFeed {
     const std::string path =
         http_.prefix() +
         fmt::format("{}?watch=1&resourceVersion={}&allowWatchBookmarks=true&timeoutSeconds={}", path_of(r),
-                    url_encode(rv), options_.watch_timeout_seconds);
+                    url_encode(rv), options_.watch_timeout_seconds) +
+        (selector_of(r).empty() ? "" : "&" + selector_of(r));
     int status = 0;
     std::string error_body, pending;
     WatchEnd end = WatchEnd::Closed;

@@ -2,26 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "gpuslice/serve/prometheus_text.hpp"
+
 namespace gpuslice::serve {
-
-namespace {
-
-// Prometheus label values escape backslash, quote and newline.
-std::string label(std::string_view v) {
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 void Metrics::Histogram::observe(double seconds) {
   for (size_t i = 0; i < kBuckets.size(); ++i)
@@ -93,8 +76,9 @@ std::string Metrics::render(DecisionState& state) const {
     for (const auto& c : cards)
       out += fmt::format(
           "{}{{device_index=\"{}\",{}device_type=\"{}\",device_uuid=\"{}\",node=\"{}\",zone=\"vGPU\"}} {}\n",
-          f.name, c.index, with_cores ? fmt::format("device_cores=\"{}\",", c.cores_used) : "", label(c.type),
-          label(c.uuid), label(c.node), value(c));
+          f.name, c.index, with_cores ? fmt::format("device_cores=\"{}\",", c.cores_used) : "",
+          prometheus_label_value(c.type), prometheus_label_value(c.uuid), prometheus_label_value(c.node),
+          value(c));
   };
   constexpr double kMiB = 1024.0 * 1024.0;
   per_card(

@@ -62,6 +62,8 @@ std::unique_ptr<httplib::Server> make_server(const ServerOptions& o) {
   return s;
 }
 
+}  // namespace
+
 int bind_endpoint(httplib::Server& s, const Endpoint& e, const char* what) {
   // Debian's build listens with a backlog of 5: a burst of kube-scheduler
   // connections overflows it (the kernel drops them). The socket is seen
@@ -82,8 +84,6 @@ int bind_endpoint(httplib::Server& s, const Endpoint& e, const char* what) {
   if (listening >= 0) ::listen(listening, SOMAXCONN);
   return port;
 }
-
-}  // namespace
 
 Endpoint parse_endpoint(const std::string& text, const std::string& flag) {
   Endpoint e;

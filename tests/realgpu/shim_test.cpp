@@ -161,8 +161,9 @@ TEST_CASE("limits follow CUDA ordinals, NVML follows the same card by UUID (CUDA
 TEST_CASE("compute cap under force holds the share; the default policy lets a lone slice burst") {
   Lab lab;
   for (int cores : {30, 60}) {
-    const json j = run_probe(lab, {"spin", "--seconds", "10", "--kernel-us", "2000"},
-                             slice_environment(lab.t, SliceSpec{"force", 0, cores, "force", ""}));
+    const json j = run_probe(
+        lab, {"spin", "--seconds", "10", "--kernel-us", "2000"},
+        slice_environment(lab.t, SliceSpec{"force" + std::to_string(cores), 0, cores, "force", ""}));
     INFO(j.dump());
     CHECK(std::abs(j["share"].get<double>() * 100 - cores) <= 3.0);
   }

@@ -87,3 +87,13 @@ TEST_CASE("a percentage's refusal offers no suffix, and 0k is a valid memory lim
     CHECK(std::string(e.what()).find("k, m or g suffix") != std::string::npos);
   }
 }
+
+TEST_CASE("CUDA_TASK_PRIORITY: 1 by default (HAMi-core's), 0 the highest; malformed refused") {
+  CHECK(read({}).task_priority == 1);
+  CHECK(read({{"CUDA_TASK_PRIORITY", "0"}}).task_priority == 0);
+  CHECK(read({{"CUDA_TASK_PRIORITY", "7"}}).task_priority == 7);
+  for (const char* bad : {"-1", "high", "", "1.0", "101"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(read({{"CUDA_TASK_PRIORITY", bad}}), EnvError);
+  }
+}

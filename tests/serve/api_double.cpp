@@ -87,6 +87,12 @@ void ApiDouble::emit(const std::string& resource, const std::string& type, const
   changed_.notify_all();
 }
 
+std::string ApiDouble::field_selector(const std::string& resource) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = field_selectors_.find(resource);
+  return it == field_selectors_.end() ? "" : it->second;
+}
+
 void ApiDouble::add_pod(json pod) {
   std::lock_guard<std::mutex> lock(mutex_);
   bump(pod, "pods", "ADDED");
@@ -179,10 +185,14 @@ void ApiDouble::list(const std::string& resource, const httplib::Request& req, h
   // Every item in name order; a page ends at `limit` with a continue token
   // (opaque base64 JSON, as the apiserver writes it).
   std::vector<const json*> items;
+  const std::string selector = req.has_param("fieldSelector") ? req.get_param_value("fieldSelector") : "";
+  field_selectors_[resource] = selector;
+  const std::string on_node = selector.rfind("spec.nodeName=", 0) == 0 ? selector.substr(14) : "";
   if (resource == "nodes")
     for (const auto& [k, v] : nodes_) items.push_back(&v);
   else
-    for (const auto& [k, v] : pods_) items.push_back(&v);
+    for (const auto& [k, v] : pods_)
+      if (on_node.empty() || v["spec"].value("nodeName", "") == on_node) items.push_back(&v);
   size_t start = 0;
   if (req.has_param("continue")) {
     const auto decoded = base64_decode(req.get_param_value("continue"));

@@ -53,6 +53,10 @@ class ApiDouble {
   std::vector<nlohmann::json> events() const;
   uint64_t resource_version() const;
   int list_calls(const std::string& resource) const;
+  // The fieldSelector of the last list of `resource` ("" when none). Lists
+  // honour "spec.nodeName=<node>" as the apiserver does (watches do not
+  // filter: a client re-checks what it gets).
+  std::string field_selector(const std::string& resource) const;
   int watch_calls(const std::string& resource) const;
   int open_watches() const { return open_watches_; }
 
@@ -73,6 +77,7 @@ class ApiDouble {
   uint64_t bump(nlohmann::json& object, const std::string& resource, const std::string& type);
   void emit(const std::string& resource, const std::string& type, const nlohmann::json& object, uint64_t rv);
 
+  std::map<std::string, std::string> field_selectors_;
   std::string data_dir_;
   std::string token_;
   httplib::Server server_;

@@ -19,10 +19,18 @@
 //   cross-free           an async allocation of card 0 freed with card 1 current
 //   host                 page-locked / registered host memory is not charged
 //   driver-refuses       a request the card cannot hold gives its reservation back
+//   start-storm N        N processes forked before any CUDA call, released at
+//                        once: each times its start (cuInit, a context, a first
+//                        allocation: slot, host pid, footprint) (HAMi #1662)
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -537,6 +545,76 @@ json driver_refuses() {
 
 }  // namespace
 
+double monotonic() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+json start_storm(int processes) {
+  auto cuInit = CU(cuInit);
+  auto cuDeviceGet = CU(cuDeviceGet);
+  auto cuDevicePrimaryCtxRetain = CU(cuDevicePrimaryCtxRetain);
+  auto cuCtxSetCurrent = CU(cuCtxSetCurrent);
+  auto cuMemAlloc = CU(cuMemAlloc_v2);
+  // Shared with the children: when they were let go, and when each was ready.
+  void* shared = mmap(nullptr, sizeof(double) * (static_cast<size_t>(processes) + 1), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED) return json{{"error", "mmap"}};
+  auto* times = static_cast<volatile double*>(shared);
+  int go[2], hold[2];
+  if (pipe(go) != 0 || pipe(hold) != 0) return json{{"error", "pipe"}};
+  std::vector<pid_t> children;
+  for (int i = 0; i < processes; ++i) {
+    const pid_t pid = fork();
+    if (pid < 0) return json{{"error", "fork"}};
+    if (pid == 0) {
+      close(go[1]);
+      close(hold[1]);
+      char c;
+      (void)!read(go[0], &c, 1);
+      CUdevice dev{};
+      CUcontext ctx{};
+      CUdeviceptr p{};
+      const bool ok = cuInit(0) == CUDA_SUCCESS && cuDeviceGet(&dev, 0) == CUDA_SUCCESS &&
+                      cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS &&
+                      cuCtxSetCurrent(ctx) == CUDA_SUCCESS && cuMemAlloc(&p, MiB) == CUDA_SUCCESS;
+      times[i + 1] = ok ? monotonic() - times[0] : -1;
+      (void)!read(hold[0], &c, 1);  // all alive at once until the parent has counted
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  close(go[0]);
+  close(hold[0]);
+  usleep(200000);  // every child is waiting
+  times[0] = monotonic();
+  close(go[1]);
+  const double deadline = monotonic() + 60;
+  for (;;) {
+    int done = 0;
+    for (int i = 0; i < processes; ++i) done += times[i + 1] != 0;
+    if (done == processes || monotonic() > deadline) break;
+    usleep(2000);
+  }
+  std::vector<double> t;
+  int failed = 0;
+  for (int i = 0; i < processes; ++i) {
+    if (times[i + 1] > 0)
+      t.push_back(static_cast<double>(times[i + 1]));
+    else
+      ++failed;
+  }
+  close(hold[1]);
+  for (pid_t c : children) waitpid(c, nullptr, 0);
+  std::sort(t.begin(), t.end());
+  return json{{"processes", processes},
+              {"started", t.size()},
+              {"failed", failed},
+              {"median_seconds", t.empty() ? -1.0 : t[t.size() / 2]},
+              {"max_seconds", t.empty() ? -1.0 : t.back()}};
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: gpuslice-adversary COMMAND [LIMIT_MIB]\n");
@@ -571,6 +649,8 @@ int main(int argc, char** argv) {
     out = host();
   else if (command == "driver-refuses")
     out = driver_refuses();
+  else if (command == "start-storm")
+    out = start_storm(argc > 2 ? std::atoi(argv[2]) : 256);
   else {
     std::fprintf(stderr, "unknown command %s\n", command.c_str());
     return 2;

@@ -25,6 +25,11 @@ struct Exercise {
   bool passed = false;
   std::string result;
   nlohmann::json evidence;
+  // What a node monitor reads in the exercise's accounting files (the
+  // numbers `gpuslice monitor` and HAMi's vGPUmonitor export), taken while
+  // the exercise runs: beside the shim's own figures in `result`.
+  nlohmann::json monitor = nlohmann::json::array();
+  std::string monitor_view;
 };
 
 struct CheckReport {

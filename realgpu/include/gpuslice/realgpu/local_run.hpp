@@ -22,6 +22,7 @@ struct LocalPod {
   int64_t gpumem_mib = 0;  // 0: HAMi's default (the whole card)
   int gpucores = 0;
   std::string core_policy = "default";
+  int priority = -1;                 // CUDA_TASK_PRIORITY (HAMi's nvidia.com/priority); -1: not set
   std::vector<std::string> command;  // "{probe}" stands for gpuslice-probe
   std::string expect = "placed";     // placed | unschedulable
   std::optional<int> expect_exit;
@@ -34,6 +35,11 @@ struct LocalScenario {
   // The fake driver's cards (GPUSLICE_FAKE_GPUS, name:MiB:SMs;...) when the
   // fake driver runs the scenario; ignored on a real GPU.
   std::string fake_gpus;
+  // A node monitor's feedback (HAMi's vGPUmonitor rules, as `gpuslice
+  // monitor` runs them) while the pods run, every feedback_period seconds:
+  // `default` and priorities then behave as on a HAMi node.
+  bool monitor = false;
+  double feedback_period = 5;
   std::vector<LocalPod> pods;
 };
 
@@ -51,6 +57,9 @@ struct PodOutcome {
   std::string output_tail, shim_lines;
   std::string output;  // all of its stdout, for callers that read it (not in the JSON)
   bool as_expected = false;
+  // With `monitor`: what the monitor read in the pod's accounting file while
+  // it ran (peak memory, limit, passes it was held to its share or blocked).
+  nlohmann::json monitor;
 };
 
 struct RunReport {

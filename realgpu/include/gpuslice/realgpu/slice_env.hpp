@@ -4,6 +4,8 @@
 //   CUDA_DEVICE_SM_LIMIT[_<i>]       percent of compute; 0 or >= 100 = no throttling
 //   CUDA_DEVICE_MEMORY_SHARED_CACHE  the file all the container's processes share
 //   GPU_CORE_UTILIZATION_POLICY      default | force | disable
+//   CUDA_TASK_PRIORITY               0 (highest) .. 100; default 1 (HAMi's webhook sets it
+//                                    from the nvidia.com/priority limit)
 //   LIBCUDA_LOG_LEVEL                0 errors .. 4 debug
 // Unlike HAMi-core, malformed values ("1.5g", "abc", "-1") are refused with a
 // message naming the variable, never read as something else.
@@ -27,6 +29,7 @@ struct SliceEnv {
   int sm_limit[kMaxDevices] = {};           // percent; 0 = none
   CorePolicy core_policy = CorePolicy::Default;
   std::string shared_cache = "/tmp/cudevshr.cache";
+  int task_priority = 1;
   int log_level = 1;
   bool any_memory_limit() const;
   bool throttles(int device) const { return sm_limit[device] > 0 && sm_limit[device] < 100; }

@@ -19,6 +19,10 @@ struct Toolkit {
   // The fake driver's own settings for every child (GPUSLICE_FAKE_GPUS,
   // GPUSLICE_FAKE_CONTEXT_MIB, ...): which cards it models. Unused on a real driver.
   std::map<std::string, std::string> fake_settings;
+  // HAMi's hook path inside the scratch folder: each slice's accounting file
+  // is <hook_path>/containers/<pod UID>_<container>/<uuid>.cache, as HAMi's
+  // device plugin lays them out, so a node monitor finds them.
+  std::string hook_path() const { return scratch + "/vgpu"; }
 };
 
 // Finds the pieces next to this executable and picks the driver: Auto takes
@@ -32,12 +36,21 @@ std::map<std::string, std::string> driver_environment(const Toolkit& t);
 
 // A slice as HAMi's device plugin injects it, plus the shim preloaded.
 struct SliceSpec {
-  std::string name;         // names the slice's shared accounting file
+  std::string name;         // the pod: names its UID (pod_uid_for) and so its accounting folder
   uint64_t memory_mib = 0;  // 0 = no memory limit
   int cores = 0;            // percent; 0 = no compute limit
   std::string policy = "default";
   std::string visible_devices;  // CUDA_VISIBLE_DEVICES, "" = unchanged
+  int priority = -1;            // CUDA_TASK_PRIORITY; -1 = not set (HAMi-core's default, 1)
 };
 std::map<std::string, std::string> slice_environment(const Toolkit& t, const SliceSpec& s);
+
+// The pod UID a slice name stands for (UUID-shaped, the same for the same
+// name), and the container name every slice here has.
+std::string pod_uid_for(const std::string& slice_name);
+inline constexpr const char* kSliceContainer = "main";
+// Where a slice's accounting file is: a folder of its own under the hook
+// path, created (mode 0777, as the device plugin makes it).
+std::string slice_cache_path(const Toolkit& t, const std::string& slice_name);
 
 }  // namespace gpuslice::realgpu

@@ -116,6 +116,11 @@ struct KubeFeedOptions {
   int watch_timeout_seconds = 300;       // ?timeoutSeconds=: the server ends a quiet watch, we resume
   double backoff_initial_seconds = 0.5;  // after a failed watch or relist, doubling...
   double backoff_max_seconds = 30;       // ...up to this
+  // What to follow. `gpuslice serve` wants every node and pod; a node agent
+  // (`gpuslice monitor`) only its node's pods: nodes off, and a field
+  // selector ("spec.nodeName=<node>", as client-go's informers take it).
+  bool nodes = true;
+  std::string pod_field_selector;
 };
 
 std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection,

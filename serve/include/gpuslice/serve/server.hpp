@@ -23,6 +23,9 @@ struct Endpoint {
 };
 // "0.0.0.0:8888", ":9395", "8888"; throws core::InputError naming `flag`.
 Endpoint parse_endpoint(const std::string& text, const std::string& flag);
+// Binds `s` to the endpoint (port 0: any free one) with a full listen
+// backlog; returns the port. Throws std::runtime_error naming `what`.
+int bind_endpoint(httplib::Server& s, const Endpoint& e, const char* what);
 
 struct ServerOptions {
   Endpoint listen{"0.0.0.0", 8888};
