@@ -17,6 +17,7 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/headline.hpp"
 #include "gpuslice/sim/openb.hpp"
 
 namespace gpuslice::plan {
@@ -251,20 +252,11 @@ std::vector<std::string> standard_metrics() {
 }
 
 double metric(const ordered_json& s, const std::string& name) {
-  auto num = [](const ordered_json& v) { return v.is_number() ? v.get<double>() : kNaN; };
-  auto pct = [&](const char* key) {
-    const double pods = num(s.value("pods", ordered_json()));
-    if (!(pods > 0)) return 0.0;
-    return 100.0 * num(s.value(key, ordered_json())) / pods;
-  };
-  if (name == "p50_pending_s" || name == "p95_pending_s" || name == "p99_pending_s" ||
-      name == "max_pending_s") {
-    const auto& p = s.value("pending_seconds", ordered_json::object());
-    return num(p.value(name.substr(0, name.find('_')), ordered_json()));
-  }
-  if (name == "refused_pct") return pct("refused");
-  if (name == "failed_pct") return pct("failed");
-  if (name == "pending_at_end_pct") return pct("pending_at_end");
+  // The standard metrics are headline figures, read as report.html and
+  // `gpuslice compare` read them.
+  const auto std_metrics = standard_metrics();
+  if (std::find(std_metrics.begin(), std_metrics.end(), name) != std_metrics.end())
+    return sim::headline_value(s, name).value_or(kNaN);
   const ordered_json* cur = &s;
   for (const auto& seg : split(name, '.')) {
     if (!cur->is_object() || !cur->contains(seg))

@@ -38,14 +38,30 @@ check_page() {  # check_page <name> <page>: every chart drew, no script error
   if grep -q 'data-script-error=' <<<"$body"; then
     echo "FAIL $name: script error: $(grep -o 'data-script-error="[^"]*"' <<<"$body")"; fail=$((fail + 1))
   fi
+}
+check_summary() {  # check_summary <name> <page>: the summary is written for people
+  local name="$1" dom
+  dom=$(browser --dump-dom "file://$2")
   checks=$((checks + 1))
-  grep -q '<code>pending_seconds</code>' <<<"$dom" || { echo "FAIL $name: no summary table"; fail=$((fail + 1)); }
+  grep -q '<caption>Time pending</caption>' <<<"$dom" || { echo "FAIL $name: no summary table"; fail=$((fail + 1)); }
+  checks=$((checks + 1))
+  if grep -Eq 'a list of [0-9]+ values|<th>Wall time' <<<"$dom"; then
+    echo "FAIL $name: the summary shows internal fields"; fail=$((fail + 1))
+  fi
 }
 check_page simulate "$OUT/run/report.html"
+check_summary simulate "$OUT/run/report.html"
 # gpuslice report writes the same charts again from the files.
 rm "$OUT/run/report.html"
 expect report 0 'report.html' -- "$BIN" report "$OUT/run"
 check_page report "$OUT/run/report.html"
+# A snapshot run: its queue, pod by pod, under the summary.
+expect snapshot 0 'report +.*/report.html' -- "$BIN" simulate --snapshot "$SRC/examples/snapshot/cluster.yaml" \
+  --assume-duration 3h --policy fgd --out "$OUT/snapshot"
+check_page snapshot "$OUT/snapshot/report.html"
+checks=$((checks + 1))
+queue_rows=$(browser --dump-dom "file://$OUT/snapshot/report.html" | grep -o '<tr class="\(placed\|not-placed\)"' | wc -l)
+[ "$queue_rows" = 7 ] || { echo "FAIL snapshot: $queue_rows queue rows, want the 7 pending pods"; fail=$((fail + 1)); }
 mkdir -p "$SRC/ci-artifacts"
 browser --screenshot="$SRC/ci-artifacts/report.png" --window-size=1280,4000 "file://$OUT/run/report.html" >/dev/null
 checks=$((checks + 1))

@@ -1,0 +1,1 @@
+// compare.html's charts (sim/src/compare_html.cpp).

@@ -1,0 +1,1 @@
+// The study's report.html charts (sim/src/study_report.cpp).
