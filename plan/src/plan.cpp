@@ -263,7 +263,7 @@ double metric(const ordered_json& s, const std::string& name) {
       throw InputError("arguments", 0, "target", fmt::format("the summary has no metric '{}'", name));
     cur = &(*cur)[seg];
   }
-  return num(*cur);
+  return cur->is_number() ? cur->get<double>() : kNaN;
 }
 
 // ---------------------------------------------------------------- search
