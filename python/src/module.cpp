@@ -23,9 +23,11 @@
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/plan/plan.hpp"
+#include "gpuslice/sim/compare.hpp"
 #include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/report.hpp"
+#include "gpuslice/sim/run_folder.hpp"
 #include "gpuslice/sim/simulator.hpp"
 #include "gpuslice/sim/snapshot.hpp"
 #include "gpuslice/sim/timeline_columns.hpp"
@@ -602,4 +604,31 @@ PYBIND11_MODULE(_gpuslice, m) {
       "Capacity planning (JSON result: count, counts, curve, ...).");
 
   m.def("metric_names", &plan::standard_metrics);
+
+  // gpuslice.compare: compare.csv's text, as `gpuslice compare` writes it.
+  m.def(
+      "compare_folders",
+      [](const std::vector<std::string>& dirs) { return sim::compare_csv(sim::load_compared_runs(dirs)); },
+      py::arg("dirs"), "compare.csv of run folders (labels and errors as `gpuslice compare`).");
+  m.def(
+      "run_folder_summary",
+      [](const std::string& dir) { return python::dump(sim::read_run_folder(dir, false).summary); },
+      py::arg("dir"),
+      "summary.json of a run folder (JSON text), the folder read as `gpuslice compare` reads it.");
+  m.def(
+      "compare_summaries",
+      [](const std::vector<std::string>& labels, const std::vector<std::string>& dirs,
+         const std::vector<std::string>& summaries) {
+        std::vector<sim::ComparedRun> runs;
+        for (size_t i = 0; i < labels.size() && i < dirs.size() && i < summaries.size(); ++i) {
+          sim::ComparedRun r{labels[i], dirs[i], {}};
+          r.run.summary = ordered_json::parse(summaries[i], nullptr, false);
+          if (!r.run.summary.is_object())
+            throw core::InputError("arguments", 0, "runs",
+                                   fmt::format("run '{}' has no summary object", labels[i]));
+          runs.push_back(std::move(r));
+        }
+        return sim::compare_csv(runs);
+      },
+      py::arg("labels"), py::arg("dirs"), py::arg("summaries"), "compare.csv of summaries (JSON texts).");
 }
