@@ -29,6 +29,13 @@ for f in "runs.csv:trace,policy,seed,alloc_130,unallocated_gpus_130,frag_130,wal
 done
 checks=$((checks + 1))
 [ "$(wc -l < "$OUT/study/curves.csv")" = "263" ] || { echo "FAIL study: curves.csv has not 2 x 131 rows"; fail=$((fail + 1)); }
+# report.html: one figure per trace (drawn and counted in cli.report_browser), self-contained.
+checks=$((checks + 1))
+grep -q 'data-charts="1"' "$OUT/study/report.html" || { echo "FAIL study: no report.html with 1 figure"; fail=$((fail + 1)); }
+checks=$((checks + 1))
+if grep -Eq '<script[^>]* src=|<link[^>]* href=' "$OUT/study/report.html"; then
+  echo "FAIL study: report.html loads a file"; fail=$((fail + 1))
+fi
 expect study-bad-seeds 2 "--seeds: 'x' is not a non-negative integer" -- \
   "$BIN" study --openb-nodes "$D/openb_node_list_gpu_node.csv" --openb-pods "$D/openb_pod_list_default.csv" --seeds x --out "$OUT/s2"
 expect study-bad-policy 2 "unknown policy 'sideways'" -- \
