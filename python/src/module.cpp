@@ -577,8 +577,8 @@ PYBIND11_MODULE(_gpuslice, m) {
       "plan_capacity",
       [](const std::string& config, const std::vector<std::string>& targets,
          const std::vector<std::string>& vary, int min_count, int max_count,
-         const std::vector<uint64_t>& seeds, const std::string& search, int curve_points,
-         py::object progress) {
+         const std::vector<uint64_t>& seeds, const std::string& search, int curve_points, py::object progress,
+         const std::vector<std::string>& prices) {
         plan::PlanRequest req;
         req.run = python::run_spec(python::parse_config(config));
         for (const auto& t : targets) req.targets.push_back(plan::parse_target(t));
@@ -588,6 +588,7 @@ PYBIND11_MODULE(_gpuslice, m) {
         req.seeds = seeds;
         req.search = search;
         req.curve_points = curve_points;
+        for (const auto& p : prices) req.prices.push_back(plan::parse_price(p));
         Interrupter interrupter(progress);
         plan::PlanResult result;
         std::string out;
@@ -601,7 +602,8 @@ PYBIND11_MODULE(_gpuslice, m) {
       },
       py::arg("config"), py::arg("targets"), py::arg("vary"), py::arg("min_count"), py::arg("max_count"),
       py::arg("seeds"), py::arg("search"), py::arg("curve_points"), py::arg("progress") = py::none(),
-      "Capacity planning (JSON result: count, counts, curve, ...).");
+      py::arg("prices") = std::vector<std::string>{},
+      "Capacity planning (JSON result: count, counts, curve, ...; priced: cost, prices, cheaper_misses).");
 
   m.def("metric_names", &plan::standard_metrics);
 
