@@ -12,6 +12,7 @@
 
 #include "compare_cells.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/csv_table.hpp"
 #include "gpuslice/sim/headline.hpp"
 #include "gpuslice/sim/metrics.hpp"
 #include "gpuslice/sim/report.hpp"
@@ -23,14 +24,6 @@ namespace {
 using core::InputError;
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
-
-// CSV cells with commas or quotes are quoted.
-std::string cell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 std::string text(const Json& s, const char* key) {
   if (!s.is_object() || !s.contains(key)) return {};
@@ -92,9 +85,9 @@ std::string compare_csv(const std::vector<ComparedRun>& runs) {
   out += "\n";
   for (const auto& r : runs) {
     const Json& s = r.run.summary;
-    out += fmt::format("{},{},{},{},{},{},{},{}", cell(r.label), cell(r.dir), cell(text(s, "scenario")),
-                       cell(text(s, "policy")), text(s, "seed"), cell(text(s, "run_kind")), text(s, "nodes"),
-                       text(s, "gpus"));
+    out += fmt::format("{},{},{},{},{},{},{},{}", csv_cell(r.label), csv_cell(r.dir),
+                       csv_cell(text(s, "scenario")), csv_cell(text(s, "policy")), text(s, "seed"),
+                       csv_cell(text(s, "run_kind")), text(s, "nodes"), text(s, "gpus"));
     for (const auto& m : headline_metrics()) {
       const auto v = headline_value(s, m.key);
       if (!v)

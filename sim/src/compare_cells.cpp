@@ -8,6 +8,7 @@
 #include "gpuslice/sim/headline.hpp"
 #include "html_page.hpp"
 #include "queue_outcome.hpp"
+#include "report_data.hpp"
 
 namespace gpuslice::sim {
 
@@ -20,13 +21,6 @@ std::string text(const Json& s, const char* key) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number()) return v.dump();
   return "-";
-}
-
-// The run's last instant (a pod still pending has waited until then).
-double end_of(const RunResult& run) {
-  double end = 0;
-  for (const auto& t : run.timeline) end = std::max(end, t.time);
-  return end;
 }
 
 // A card's UUID cut to its first group ("GPU-591a4d2f"): enough to tell a

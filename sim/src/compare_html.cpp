@@ -105,9 +105,7 @@ std::string render_compare_html(const std::vector<ComparedRun>& runs) {
   Json data = {{"end_seconds", 0.0}, {"runs", Json::array()}};
   bool every_curve = !runs.empty();
   for (const auto& r : runs) {
-    double end = 0;
-    for (const auto& t : r.run.timeline) end = std::max(end, t.time);
-    data["end_seconds"] = std::max(data["end_seconds"].get<double>(), end);
+    data["end_seconds"] = std::max(data["end_seconds"].get<double>(), end_of(r.run));
     Json curve = curve_of(r.run.summary);
     every_curve = every_curve && !curve.is_null();
     data["runs"].push_back({{"label", r.label},

@@ -16,15 +16,14 @@ using Json = nlohmann::ordered_json;
 
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
-// The run's last instant: the timeline ends there, cards and pods never go past it.
+}  // namespace
+
 double end_of(const RunResult& run) {
   double end = 0;
   for (const auto& t : run.timeline) end = std::max(end, t.time);
   for (const auto& c : run.card_use) end = std::max(end, c.time);
   return end;
 }
-
-}  // namespace
 
 // Every k-th record, and always the last: the series keep their shape and
 // end where the run ends.
