@@ -1,6 +1,8 @@
 // gpuslice: one binary, one subcommand per front end of the placement core.
 #include <CLI/CLI.hpp>
+#include <cstring>
 #include <iostream>
+#include <string>
 
 #include "gpuslice/core/errors.hpp"
 #include "place_command.hpp"
@@ -20,6 +22,31 @@
 #ifdef GPUSLICE_WITH_MONITOR
 #include "gpuslice/monitor/cli.hpp"
 #endif
+
+namespace {
+// CLI11 reads a word that is no subcommand as a stray argument and says only
+// "A subcommand is required": the first word is checked here, so a typo
+// (or a subcommand of a newer gpuslice) is named with the list of the ones
+// this binary has. `--help` anywhere still prints help and exits 0.
+bool asks_for_help(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
+  return false;
+}
+
+// The message for a first word that is no subcommand, or "" when it is one.
+std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-' || asks_for_help(argc, argv)) return {};
+  const std::string word = argv[1];
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == word) return {};
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return "A subcommand is required: '" + word + "' is not a gpuslice subcommand (subcommands: " + names +
+         ").\nRun with --help for more information.";
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"gpuslice: share GPUs by slices (placement, simulation, enforcement)"};
@@ -42,6 +69,10 @@ int main(int argc, char** argv) {
 #ifdef GPUSLICE_WITH_MONITOR
   gpuslice::monitor::register_cli(app);
 #endif
+  if (const std::string problem = unknown_subcommand(app, argc, argv); !problem.empty()) {
+    std::cerr << problem << "\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine lacks, then configures and builds.
 # Usage: scripts/setup.sh [build-dir] [extra cmake args...]
+# BUILD_TARGETS="gpuslice ..." builds only those targets (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 shift || true
 
 DEB_PACKAGES=(cmake g++ make libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 pybind11-dev
-              nlohmann-json3-dev libcli11-dev python3-venv libjs-chart.js libcpp-httplib-dev libssl-dev
+              nlohmann-json3-dev libcli11-dev python3-venv python3-dev libjs-chart.js libcpp-httplib-dev libssl-dev
               zlib1g-dev libbrotli-dev pkg-config libsimdjson-dev prometheus)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
@@ -23,4 +24,5 @@ fi
 
 JOBS="${JOBS:-$(nproc)}"
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "$@" >/dev/null
-cmake --build "$BUILD_DIR" -j"$JOBS"
+# shellcheck disable=SC2086 # a list of target names
+cmake --build "$BUILD_DIR" -j"$JOBS" ${BUILD_TARGETS:+--target $BUILD_TARGETS}

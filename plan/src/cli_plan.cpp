@@ -17,7 +17,7 @@ struct PlanArgs {
   std::string scenario, policy, gpu_policy, queue, search = "bisect", out;
   std::vector<std::string> add;
   sim::SnapshotFlags snapshot;
-  std::vector<std::string> targets, vary, sets;
+  std::vector<std::string> targets, vary, sets, prices;
   std::vector<uint64_t> seeds;
   int min_count = 1, max_count = 0, curve_points = 8;
   bool json = false;
@@ -40,7 +40,13 @@ void register_cli(CLI::App& app) {
                   "METRIC<=VALUE, repeatable: p50|p95|p99|max_pending_s, refused_pct, failed_pct, "
                   "pending_at_end_pct or a summary field (e.g. final_alloc_gpu_pct>=50)")
       ->required();
-  cmd->add_option("--vary", a->vary, "fleet template(s) whose count is searched (default: all, as a mix)");
+  cmd->add_option(
+      "--vary", a->vary,
+      "fleet template(s) whose count is searched (default: all, as a mix; with --price, each on its own)");
+  cmd->add_option(
+      "--price", a->prices,
+      "MODEL=COST per hour, repeatable: a node of the template so named, or a card of that GPU model "
+      "(e.g. A100=3.2): the answer is then the cheapest fleet that meets the targets");
   cmd->add_option("--min", a->min_count, "smallest count tried (default 1)");
   cmd->add_option("--max", a->max_count, "largest count tried (default 4 x the scenario's, at least 16)");
   cmd->add_option("--seeds", a->seeds, "seeds; a count meets a target when every seed does")
@@ -88,6 +94,7 @@ void register_cli(CLI::App& app) {
     req.seeds = a->seeds;
     req.search = a->search;
     req.curve_points = a->curve_points;
+    for (const auto& p : a->prices) req.prices.push_back(parse_price(p));
     const PlanResult result = plan_capacity(req);
     const auto j = to_json(result);
     if (!a->out.empty()) {

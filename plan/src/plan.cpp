@@ -12,11 +12,14 @@
 #include <set>
 #include <sstream>
 
+#include "cheapest.hpp"
+#include "fleet_trials.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/headline.hpp"
 #include "gpuslice/sim/openb.hpp"
 
 namespace gpuslice::plan {
@@ -251,38 +254,23 @@ std::vector<std::string> standard_metrics() {
 }
 
 double metric(const ordered_json& s, const std::string& name) {
-  auto num = [](const ordered_json& v) { return v.is_number() ? v.get<double>() : kNaN; };
-  auto pct = [&](const char* key) {
-    const double pods = num(s.value("pods", ordered_json()));
-    if (!(pods > 0)) return 0.0;
-    return 100.0 * num(s.value(key, ordered_json())) / pods;
-  };
-  if (name == "p50_pending_s" || name == "p95_pending_s" || name == "p99_pending_s" ||
-      name == "max_pending_s") {
-    const auto& p = s.value("pending_seconds", ordered_json::object());
-    return num(p.value(name.substr(0, name.find('_')), ordered_json()));
-  }
-  if (name == "refused_pct") return pct("refused");
-  if (name == "failed_pct") return pct("failed");
-  if (name == "pending_at_end_pct") return pct("pending_at_end");
+  // The standard metrics are headline figures, read as report.html and
+  // `gpuslice compare` read them.
+  const auto std_metrics = standard_metrics();
+  if (std::find(std_metrics.begin(), std_metrics.end(), name) != std_metrics.end())
+    return sim::headline_value(s, name).value_or(kNaN);
   const ordered_json* cur = &s;
   for (const auto& seg : split(name, '.')) {
     if (!cur->is_object() || !cur->contains(seg))
       throw InputError("arguments", 0, "target", fmt::format("the summary has no metric '{}'", name));
     cur = &(*cur)[seg];
   }
-  return num(*cur);
+  return cur->is_number() ? cur->get<double>() : kNaN;
 }
 
 // ---------------------------------------------------------------- search
 
 namespace {
-
-struct Group {
-  size_t index;  // in the scenario's fleet list
-  std::string name;
-  int base_count;
-};
 
 // Counts per varied group for a total, in the proportions of the base counts
 // (largest remainder; equal shares when all base counts are 0).
@@ -364,69 +352,16 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
     result.seeds = req.seeds.empty() ? std::vector<uint64_t>{o.seed} : req.seeds;
   }
 
+  if (!req.prices.empty()) {
+    search_cheapest(req, base_scenario, groups, lo, hi, result, std::move(should_continue));
+    return result;
+  }
+
   const int log_steps = static_cast<int>(std::ceil(std::log2(std::max(2, hi - lo + 1)))) + 2;
   const double expected = static_cast<double>(result.seeds.size()) *
                           (req.search == "scan" ? hi - lo + 1 : log_steps + std::max(0, req.curve_points));
-  size_t runs_done = 0;
-  bool stop = false;
-  auto keep_going = [&](double within_run) {
-    if (!should_continue) return true;
-    const double f = std::min(0.99, (static_cast<double>(runs_done) + within_run) / std::max(1.0, expected));
-    if (!should_continue(f)) stop = true;
-    return !stop;
-  };
-
-  std::map<int, PlanPoint> cache;
-  auto evaluate = [&](int total) -> const PlanPoint* {
-    if (auto it = cache.find(total); it != cache.end()) return &it->second;
-    if (stop) return nullptr;
-    PlanPoint p;
-    p.count = total;
-    const std::vector<int> counts = apportion(groups, total);
-    RunSpec spec = base;
-    std::vector<size_t> which;
-    for (size_t i = 0; i < groups.size(); ++i) {
-      which.push_back(groups[i].index);
-      p.counts[groups[i].name.empty() ? fmt::format("fleet[{}]", groups[i].index) : groups[i].name] =
-          counts[i];
-    }
-    sim::Scenario scenario = base_scenario;
-    sim::set_fleet_counts(scenario, which, counts);
-    std::map<std::string, double> worst;
-    p.meets = true;
-    for (uint64_t seed : result.seeds) {
-      spec.seed = seed;
-      sim::RunOptions o = options_for(scenario, spec);
-      if (should_continue) o.progress = keep_going;
-      sim::RunResult r = sim::simulate(scenario, o);
-      if (r.interrupted || stop) {
-        stop = true;
-        return nullptr;
-      }
-      ++runs_done;
-      if (!keep_going(0)) return nullptr;
-      for (const auto& m : standard_metrics()) {
-        const double v = metric(r.summary, m);
-        auto [it, fresh] = worst.emplace(m, v);
-        if (!fresh && (std::isnan(v) || v > it->second)) it->second = v;
-      }
-      for (const auto& tg : req.targets) {
-        const double v = metric(r.summary, tg.metric);
-        auto [it, fresh] = worst.emplace(tg.text(), v);
-        if (!fresh && (std::isnan(v) || (tg.lower_is_better() ? v > it->second : v < it->second)))
-          it->second = v;
-        if (!tg.met_by(v)) p.meets = false;
-      }
-      p.summaries.push_back(std::move(r.summary));
-    }
-    p.metrics = ordered_json::object();
-    p.metrics["gpus"] = p.summaries.front().value("gpus", 0);
-    for (const auto& m : standard_metrics()) p.metrics[m] = worst[m];
-    for (const auto& tg : req.targets)
-      if (!p.metrics.contains(tg.metric)) p.metrics[tg.metric] = worst[tg.text()];
-    return &cache.emplace(total, std::move(p)).first->second;
-  };
-
+  FleetTrials trials(base_scenario, base, groups, req.targets, result.seeds, should_continue, expected);
+  auto evaluate = [&](int total) { return trials.evaluate(apportion(groups, total)); };
   std::optional<int> answer;
   if (req.search == "scan") {
     for (int c = lo; c <= hi; ++c) {
@@ -448,24 +383,27 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
           if (!p) break;
           (p->meets ? good : bad) = mid;
         }
-        if (!stop) answer = good;
+        if (!trials.stopped()) answer = good;
       }
     }
     // The curve: evenly spaced counts over the range, and the neighbours of the answer.
     const int n = std::max(0, req.curve_points);
-    for (int i = 0; i < n && !stop; ++i) {
+    for (int i = 0; i < n && !trials.stopped(); ++i) {
       const int c =
           n == 1 ? lo : lo + static_cast<int>(std::lround((hi - lo) * static_cast<double>(i) / (n - 1)));
       evaluate(std::clamp(c, lo, hi));
     }
-    if (answer && *answer > lo && !stop) evaluate(*answer - 1);
+    if (answer && *answer > lo && !trials.stopped()) evaluate(*answer - 1);
   }
 
-  result.interrupted = stop;
+  result.interrupted = trials.stopped();
   result.count = answer;
-  if (answer) result.counts = cache.at(*answer).counts;
-  for (auto& [c, p] : cache) result.points.push_back(std::move(p));
-  if (should_continue && !stop) should_continue(1.0);
+  if (answer) result.counts = evaluate(*answer)->counts;
+  result.points = std::move(trials).points();
+  // In the order of the count (a mix's counts need not grow together).
+  std::stable_sort(result.points.begin(), result.points.end(),
+                   [](const PlanPoint& a, const PlanPoint& b) { return a.count < b.count; });
+  if (should_continue && !trials.stopped()) should_continue(1.0);
   return result;
 }
 
@@ -497,10 +435,12 @@ ordered_json to_json(const PlanResult& r) {
     curve.push_back(row);
   }
   j["curve"] = curve;
+  if (!r.node_prices.empty()) add_prices(r, j);
   return j;
 }
 
 std::string to_text(const PlanResult& r) {
+  if (!r.node_prices.empty()) return priced_text(r);
   std::string out;
   std::vector<std::string> targets;
   for (const auto& t : r.targets) targets.push_back(t.text());

@@ -63,6 +63,11 @@ class PlanResult:
         self.met: bool = bool(data["met"])
         self.targets: list[str] = list(data["targets"])
         self.interrupted: bool = bool(data["interrupted"])
+        # Priced plans (prices=...): the answer's cost per hour, the price of a node of each
+        # template, the cheaper fleets tried that miss ({counts, cost, misses}).
+        self.cost: float | None = data.get("cost")
+        self.prices: dict[str, float] = dict(data.get("prices", {}))
+        self.cheaper_misses: list[dict] = list(data.get("cheaper_misses", []))
 
     @property
     def curve(self) -> pd.DataFrame:
@@ -108,6 +113,7 @@ def plan_capacity(
     overrides: Mapping[str, Any] | None = None,
     search: str = "bisect",
     curve_points: int = 8,
+    prices: Mapping[str, float] | None = None,
     progress: Callable[[float], Any] | None = None,
 ) -> PlanResult:
     """The smallest fleet that meets every target, as `gpuslice plan`.
@@ -122,6 +128,9 @@ def plan_capacity(
     snapshot: start from a cluster (kubectl get nodes,pods -A -o yaml|json), as `gpuslice plan
     --snapshot`: add is the Node file(s) whose count is searched, from 0 (count = nodes added);
     cordon and assume_duration as in simulate().
+    prices: {template name or card model: cost per hour} (a node of the template, or a card of
+    the model), as `gpuslice plan --price`: the answer is then the cheapest fleet that meets the
+    targets, each varied template's count (0..max_count) searched on its own; .cost is its cost.
     """
     check_progress(progress)
     if targets is None:
@@ -149,6 +158,9 @@ def plan_capacity(
         seeds_l = [int(s) for s in seeds]
     if any(s < 0 for s in seeds_l):
         raise input_error("arguments", 0, "seeds", "must be non-negative integers")
+    if prices is not None and not isinstance(prices, Mapping):
+        raise input_error("arguments", 0, "prices", "give {template or card model: cost per hour}")
+    price_texts = [f"{key}={float(cost)!r}" for key, cost in (prices or {}).items()]
     out = _gpuslice.plan_capacity(
         dumps(cfg),
         _targets(targets),
@@ -159,5 +171,6 @@ def plan_capacity(
         search,
         int(curve_points),
         progress,
+        price_texts,
     )
     return PlanResult(json.loads(out))

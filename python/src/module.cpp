@@ -23,9 +23,11 @@
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/plan/plan.hpp"
+#include "gpuslice/sim/compare.hpp"
 #include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/report.hpp"
+#include "gpuslice/sim/run_folder.hpp"
 #include "gpuslice/sim/simulator.hpp"
 #include "gpuslice/sim/snapshot.hpp"
 #include "gpuslice/sim/timeline_columns.hpp"
@@ -575,8 +577,8 @@ PYBIND11_MODULE(_gpuslice, m) {
       "plan_capacity",
       [](const std::string& config, const std::vector<std::string>& targets,
          const std::vector<std::string>& vary, int min_count, int max_count,
-         const std::vector<uint64_t>& seeds, const std::string& search, int curve_points,
-         py::object progress) {
+         const std::vector<uint64_t>& seeds, const std::string& search, int curve_points, py::object progress,
+         const std::vector<std::string>& prices) {
         plan::PlanRequest req;
         req.run = python::run_spec(python::parse_config(config));
         for (const auto& t : targets) req.targets.push_back(plan::parse_target(t));
@@ -586,6 +588,7 @@ PYBIND11_MODULE(_gpuslice, m) {
         req.seeds = seeds;
         req.search = search;
         req.curve_points = curve_points;
+        for (const auto& p : prices) req.prices.push_back(plan::parse_price(p));
         Interrupter interrupter(progress);
         plan::PlanResult result;
         std::string out;
@@ -599,7 +602,35 @@ PYBIND11_MODULE(_gpuslice, m) {
       },
       py::arg("config"), py::arg("targets"), py::arg("vary"), py::arg("min_count"), py::arg("max_count"),
       py::arg("seeds"), py::arg("search"), py::arg("curve_points"), py::arg("progress") = py::none(),
-      "Capacity planning (JSON result: count, counts, curve, ...).");
+      py::arg("prices") = std::vector<std::string>{},
+      "Capacity planning (JSON result: count, counts, curve, ...; priced: cost, prices, cheaper_misses).");
 
   m.def("metric_names", &plan::standard_metrics);
+
+  // gpuslice.compare: compare.csv's text, as `gpuslice compare` writes it.
+  m.def(
+      "compare_folders",
+      [](const std::vector<std::string>& dirs) { return sim::compare_csv(sim::load_compared_runs(dirs)); },
+      py::arg("dirs"), "compare.csv of run folders (labels and errors as `gpuslice compare`).");
+  m.def(
+      "run_folder_summary",
+      [](const std::string& dir) { return python::dump(sim::read_run_folder(dir, false).summary); },
+      py::arg("dir"),
+      "summary.json of a run folder (JSON text), the folder read as `gpuslice compare` reads it.");
+  m.def(
+      "compare_summaries",
+      [](const std::vector<std::string>& labels, const std::vector<std::string>& dirs,
+         const std::vector<std::string>& summaries) {
+        std::vector<sim::ComparedRun> runs;
+        for (size_t i = 0; i < labels.size() && i < dirs.size() && i < summaries.size(); ++i) {
+          sim::ComparedRun r{labels[i], dirs[i], {}};
+          r.run.summary = ordered_json::parse(summaries[i], nullptr, false);
+          if (!r.run.summary.is_object())
+            throw core::InputError("arguments", 0, "runs",
+                                   fmt::format("run '{}' has no summary object", labels[i]));
+          runs.push_back(std::move(r));
+        }
+        return sim::compare_csv(runs);
+      },
+      py::arg("labels"), py::arg("dirs"), py::arg("summaries"), "compare.csv of summaries (JSON texts).");
 }

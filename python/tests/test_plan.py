@@ -114,3 +114,21 @@ def test_cli_plan_matches(root, run_cli, tmp_path):
     assert none.returncode == 1 and "none" in none.stdout
     bad = run_cli("plan", scenario, "--target", "oops")
     assert bad.returncode == 2
+
+
+def test_plan_prices_known_answer(root, run_cli):
+    # tests/cli/data/plan-prices.yaml works it out by hand: 5 whole-card pods; big (2 A100) 3/h,
+    # small (1 T4) 2/h; the cheapest fleet with 5 cards is 2 big + 1 small at 8/h.
+    scenario = root / "tests/cli/data/plan-prices.yaml"
+    by_template = gpuslice.plan_capacity(scenario, "refused_pct<=0", prices={"big": 3, "small": 2}, max_count=6)
+    by_card = gpuslice.plan_capacity(scenario, "refused_pct<=0", prices={"A100": 1.5, "Tesla T4": 2}, max_count=6)
+    for p in (by_template, by_card):
+        assert p.met and p.counts == {"big": 2, "small": 1} and p.cost == 8
+        assert p.prices == {"big": 3, "small": 2}
+        assert p.cheaper_misses[0]["counts"] == {"big": 1, "small": 2} and p.cheaper_misses[0]["cost"] == 7
+        assert "cost" in p.curve.columns
+    cli = run_cli("plan", scenario, "--target", "refused_pct<=0", "--price", "big=3", "--price", "small=2",
+                  "--max", "6", "--json", check=True)
+    assert json.loads(cli.stdout)["curve"] == by_template["curve"]
+    with pytest.raises(gpuslice.InputError, match="no price for the fleet template 'small'"):
+        gpuslice.plan_capacity(scenario, "refused_pct<=0", prices={"big": 3})

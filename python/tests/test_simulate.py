@@ -211,7 +211,7 @@ def test_write_outputs(root, tmp_path):
         "summary.json", "timeline.csv", "pods.csv", "events.jsonl", "card_use.csv", "report.html"
     }
     page = (tmp_path / "report.html").read_text()
-    assert 'data-charts="6"' in page and "<code>placements</code>" in page
+    assert 'data-charts="6"' in page and 'title="summary.json: placements"' in page
 
 
 def test_policies_and_fleets(root, openb):

@@ -1,97 +1,46 @@
 // report.html's charts, drawn with Chart.js from the JSON in #report-data
-// (written by gpuslice, see sim/src/report_data.cpp). After each chart has
-// drawn a non-empty canvas the body's data-rendered counts it; the browser
-// test compares that count with data-charts.
+// (written by gpuslice, see sim/src/report_data.cpp), with the helpers of
+// common.js (inlined before this script).
 'use strict';
 (function () {
-  const data = JSON.parse(document.getElementById('report-data').textContent);
-  const body = document.body;
-  const rendered = new Set();
-
-  function hasInk(canvas) {
-    if (!canvas.width || !canvas.height) return false;
-    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) return true;
-    return false;
-  }
-  Chart.register({
-    id: 'gpusliceRendered',
-    afterRender(chart) {
-      if (rendered.has(chart.canvas.id) || !hasInk(chart.canvas)) return;
-      rendered.add(chart.canvas.id);
-      body.setAttribute('data-rendered', String(rendered.size));
-      body.setAttribute('data-rendered-charts', Array.from(rendered).sort().join(' '));
-    },
-  });
-  Chart.defaults.animation = false;
-  Chart.defaults.maintainAspectRatio = false;
-  Chart.defaults.font.size = 13;
-  Chart.defaults.plugins.legend.position = 'top';
-
+  const { data, count, note, axis, steps, lineChart } = gpuslice;
   const palette = { gpu: '#1f77b4', memory: '#ff7f0e', cores: '#2ca02c', frag: '#d62728', busy: '#9467bd',
                     running: '#1f77b4', pending: '#ff7f0e', waited: '#1f77b4', still: '#d62728' };
-  const count = (n) => Number(n).toLocaleString('en-US');
-  const note = (id, text) => { document.getElementById(id + '-note').textContent = text; };
 
   // Simulated time in the unit that suits the run's length.
-  const end = data.end_seconds;
-  const unit = end >= 2 * 86400 ? [86400, 'days'] : end >= 2 * 3600 ? [3600, 'h'] : end >= 120 ? [60, 'min'] : [1, 's'];
+  const time = gpuslice.timeAxis(data.end_seconds);
+  const unit = time.unit;
   const inUnit = (seconds) => seconds / unit[0];
-  function humanSeconds(s) {
-    if (s < 120) return (Math.round(s * 10) / 10) + ' s';
-    if (s < 7200) return (Math.round(s / 6) / 10) + ' min';
-    if (s < 2 * 86400) return (Math.round(s / 360) / 10) + ' h';
-    return (Math.round(s / 8640) / 10) + ' days';
-  }
-  const timeAxis = () => ({ type: 'linear', min: 0, max: inUnit(end) || 1,
-                            title: { display: true, text: 'simulated time (' + unit[1] + ')' } });
-  const axis = (text, extra) => Object.assign({ beginAtZero: true, title: { display: true, text: text } }, extra || {});
-
+  const timeAxis = () => Object.assign({}, time.scale);
   const tl = data.timeline;
-  function line(column, label, color) {
-    const values = tl[column];
-    // A record holds until the next one: steps, not slopes, between them.
-    return { label: label, borderColor: color, backgroundColor: color, pointRadius: 0, borderWidth: 1.6, stepped: true,
-             data: tl.time.map((t, i) => ({ x: inUnit(t), y: values[i] })) };
-  }
-  function lineChart(id, datasets, yAxis) {
-    return new Chart(document.getElementById(id), {
-      type: 'line', data: { datasets: datasets },
-      options: { parsing: false, normalized: true, interaction: { mode: 'nearest', axis: 'x', intersect: false },
-                 scales: { x: timeAxis(), y: yAxis } },
-    });
-  }
+  const line = (column, label, color) => steps(tl, column, unit, label, color);
   const sampledNote = tl.stride > 1 ? ' Sampled: every ' + count(tl.stride) + 'th of ' + count(tl.records) +
                                       ' records.' : '';
 
   lineChart('chart-allocation', [line('alloc_gpu_pct', 'GPU (milli-GPU)', palette.gpu),
                                  line('alloc_memory_pct', 'card memory', palette.memory),
                                  line('alloc_cores_pct', 'card cores', palette.cores)],
-            axis('allocated (% of capacity)', { max: 100 }));
+            timeAxis(), axis('allocated (% of capacity)', { max: 100 }));
   if (sampledNote) document.getElementById('chart-allocation-note').textContent += sampledNote;
 
   lineChart('chart-fragmentation', [line('frag_gpu_pct', 'fragmented GPU (% of capacity)', palette.frag),
                                     line('busy_cards_pct', 'cards holding a slice (%)', palette.busy)],
-            axis('% of the fleet', { suggestedMax: 10 }));
+            timeAxis(), axis('% of the fleet', { suggestedMax: 10 }));
 
   lineChart('chart-pods', [line('running', 'running', palette.running), line('pending', 'pending', palette.pending)],
-            axis('pods', { ticks: { precision: 0 } }));
+            timeAxis(), axis('pods', { ticks: { precision: 0 } }));
 
-  // Pending times: bins of equal width from 0 to the longest wait, labelled
-  // by where each starts, in the unit that suits the longest wait.
+  // Pending times: bins of a round width from 0 (gpuslice chose the width so
+  // each bin's start, its label, is exact in the unit of the longest wait).
   const pd = data.pending;
   const bins = pd.waited.length;
-  const longest = bins * pd.bin_seconds;
-  const waitUnit = longest >= 2 * 86400 ? [86400, 'days'] : longest >= 2 * 3600 ? [3600, 'h']
-                 : longest >= 120 ? [60, 'min'] : [1, 's'];
-  const labels = [];
-  for (let i = 0; i < bins; ++i) labels.push(String(Math.round(i * pd.bin_seconds / waitUnit[0] * 10) / 10));
+  const inWaitUnit = (s) => Math.round(s / pd.unit_seconds * 1000) / 1000 + ' ' + pd.unit;
   note('chart-pending', count(pd.placed_at_once) + ' pods were placed the moment they arrived (not drawn), ' +
        count(pd.placed_after_waiting) + ' were placed after waiting, ' + count(pd.still_waiting) +
        ' were still waiting when the run ended (drawn apart, with their wait so far: a lower bound).');
   new Chart(document.getElementById('chart-pending'), {
     type: 'bar',
-    data: { labels: labels, datasets: [
+    data: { labels: pd.labels, datasets: [
       { label: 'placed after waiting', data: pd.waited, backgroundColor: palette.waited },
       { label: 'still waiting at the end (wait so far)', data: pd.still_waiting_bins, backgroundColor: palette.still },
     ] },
@@ -99,13 +48,13 @@
       scales: {
         x: { stacked: true, ticks: { maxRotation: 0, autoSkip: true },
              title: { display: true, text: bins === 0 ? 'time pending (no pod waited)'
-                                           : 'time pending (' + waitUnit[1] + '), bins of ' + humanSeconds(pd.bin_seconds) +
+                                           : 'time pending (' + pd.unit + '), bins of ' + inWaitUnit(pd.bin_seconds) +
                                              ', each labelled by its start' } },
         y: axis('pods', { stacked: true, ticks: { precision: 0 } }),
       },
       plugins: { tooltip: { callbacks: { title: (items) => {
         const i = items[0].dataIndex;
-        return humanSeconds(i * pd.bin_seconds) + ' to ' + humanSeconds((i + 1) * pd.bin_seconds);
+        return 'waited ' + inWaitUnit(i * pd.bin_seconds) + ' to ' + inWaitUnit((i + 1) * pd.bin_seconds);
       } } } },
     },
   });
@@ -186,6 +135,5 @@
     options: { indexAxis: 'y',
                scales: { x: axis('pods', { stacked: true, ticks: { precision: 0 } }), y: { stacked: true } } },
   });
-  // Milliseconds since the page began to load, for the figures in docs/simulator.md.
-  body.setAttribute('data-render-ms', String(Math.round(performance.now())));
+  gpuslice.done();
 })();

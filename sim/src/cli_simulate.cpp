@@ -2,12 +2,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/cli.hpp"
+#include "gpuslice/sim/compare.hpp"
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/scenario.hpp"
@@ -49,11 +52,44 @@ SnapshotRunSpec snapshot_spec(const SimulateArgs& a) {
   spec.add_nodes = a.add_nodes;
   return spec;
 }
+
+// "a,b,c": the policies to run, each once; a name the registry does not
+// know (or one given twice) is bad input before anything runs.
+std::vector<std::string> policy_list(const std::string& text) {
+  std::vector<std::string> out;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = text.find(',', from);
+    const std::string name = text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    if (std::string problem = core::policy_name_problem(name); !problem.empty())
+      throw core::InputError("command line", 0, "--policy", problem);
+    if (std::find(out.begin(), out.end(), name) != out.end())
+      throw core::InputError("command line", 0, "--policy", "'" + name + "' is given twice");
+    out.push_back(name);
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
+  }
+}
+
+void write_run(const RunResult& result, const std::string& out, bool card_use,
+               const std::string& description) {
+  try {
+    write_outputs(result, out);
+  } catch (const OutputError& e) {
+    throw core::InputError("command line", 0, "--out", e.what());
+  }
+  if (!description.empty()) std::cout << description << "\n";
+  print_table(result, std::cout);
+  std::cout << "  outputs            " << out << "/{summary.json,timeline.csv,pods.csv,events.jsonl"
+            << (card_use ? ",card_use.csv}\n" : "}\n");
+  std::cout << "  report             " << out << "/report.html (open it in a browser)\n";
+}
 }  // namespace
 
 void register_cli(CLI::App& app) {
   register_study_cli(app);
   register_report_cli(app);
+  register_compare_cli(app);
   auto a = std::make_shared<SimulateArgs>();
   auto* cmd = app.add_subcommand("simulate", "Replay a pod stream on a fleet with a placement policy");
   cmd->add_option("scenario", a->scenario, "scenario YAML (see docs/simulator.md)");
@@ -65,7 +101,8 @@ void register_cli(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option(
       "--policy", a->policy,
-      "hami-binpack | hami-spread | random | dotprod | gpupacking | gpuclustering | bestfit | fgd");
+      "hami-binpack | hami-spread | random | dotprod | gpupacking | gpuclustering | bestfit | fgd; "
+      "several (a,b,c): one run each in OUT/<policy>, then OUT/compare.html");
   cmd->add_option("--openb-nodes", a->openb_nodes, "openb node list CSV");
   cmd->add_option("--openb-pods", a->openb_pods, "openb pod list CSV");
   cmd->add_option("--tune", a->tune,
@@ -118,9 +155,7 @@ void register_cli(CLI::App& app) {
       scenario.policy = "hami-binpack";
     }
     RunOptions options;
-    options.policy = a->policy.empty() ? scenario.policy : a->policy;
-    if (std::string problem = core::policy_name_problem(options.policy); !problem.empty())
-      throw core::InputError("command line", 0, "--policy", problem);
+    const std::vector<std::string> policies = policy_list(a->policy.empty() ? scenario.policy : a->policy);
     options.gpu_policy = scenario.gpu_policy;
     options.seed = a->seed_given ? a->seed : scenario.seed;
     options.queue = scenario.queue;
@@ -131,18 +166,24 @@ void register_cli(CLI::App& app) {
     }
     options.card_use = !a->no_card_use;
     options.progress = progress_bar();
-    RunResult result = simulate(scenario, options);
-    if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
-    try {
-      write_outputs(result, a->out);
-    } catch (const OutputError& e) {
-      throw core::InputError("command line", 0, "--out", e.what());
+    // Several policies: the same input once per policy, each in its own
+    // folder, then the comparison beside them.
+    const bool several = policies.size() > 1;
+    std::vector<ComparedRun> compared;
+    for (const auto& policy : policies) {
+      options.policy = policy;
+      RunResult result = simulate(scenario, options);
+      if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
+      const std::string out = several ? (std::filesystem::path(a->out) / policy).string() : a->out;
+      write_run(result, out, options.card_use, scenario.description);
+      if (!several) return;
+      std::cout << "\n";
+      // The comparison reads the summary, timeline and pods only.
+      result.card_use = {};
+      result.events = {};
+      compared.push_back({policy, out, std::move(result)});
     }
-    if (!scenario.description.empty()) std::cout << scenario.description << "\n";
-    print_table(result, std::cout);
-    std::cout << "  outputs            " << a->out << "/{summary.json,timeline.csv,pods.csv,events.jsonl"
-              << (options.card_use ? ",card_use.csv}\n" : "}\n");
-    std::cout << "  report             " << a->out << "/report.html (open it in a browser)\n";
+    write_and_print_comparison(compared, a->out, std::cout);
   });
 }
 

@@ -44,7 +44,8 @@ std::ofstream open_out(const std::filesystem::path& path) {
 
 std::string num(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : std::string(); }
 
-void write_study(const std::vector<StudyRun>& runs, const StudyArgs& a, std::ostream& console) {
+void write_study(const std::vector<StudyRun>& runs, const StudyArgs& a, const StudyOptions& options,
+                 std::ostream& console) {
   std::filesystem::path dir(a.out);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -62,35 +63,26 @@ void write_study(const std::vector<StudyRun>& runs, const StudyArgs& a, std::ost
   }
 
   std::map<std::pair<std::string, std::string>, std::vector<double>> published;
-  if (!a.published.empty()) published = load_published(a.published);
+  PublishedCurves published_curves;
+  if (!a.published.empty()) {
+    published = load_published(a.published);
+    published_curves = load_published_curves(a.published);
+  }
   auto table_csv = open_out(dir / "table.csv");
   table_csv << "trace,policy,runs,mean,min,max" << (a.published.empty() ? "\n" : ",published_mean,diff\n");
   console << fmt::format("{:<34} {:<14} {:>5} {:>7} {:>7} {:>7}", "trace", "policy", "runs", "mean", "min",
                          "max")
           << (a.published.empty() ? "\n" : fmt::format(" {:>9} {:>6}\n", "published", "diff"));
-  // Cells in the order of the runs (trace, then policy).
-  std::vector<std::pair<std::string, std::string>> cells;
-  std::map<std::pair<std::string, std::string>, std::vector<double>> values;
-  for (const auto& r : runs) {
-    auto key = std::make_pair(r.trace, r.policy);
-    if (!values.count(key)) cells.push_back(key);
-    values[key].push_back(r.alloc_130);
-  }
-  for (const auto& key : cells) {
-    const auto& v = values[key];
-    const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const auto cells = study_cells(runs, published);
+  for (const auto& c : cells) {
     std::string line =
-        fmt::format("{},{},{},{:.2f},{:.2f},{:.2f}", key.first, key.second, v.size(), mean, *lo, *hi);
-    std::string shown = fmt::format("{:<34} {:<14} {:>5} {:>7.2f} {:>7.2f} {:>7.2f}", key.first, key.second,
-                                    v.size(), mean, *lo, *hi);
+        fmt::format("{},{},{},{:.2f},{:.2f},{:.2f}", c.trace, c.policy, c.runs, c.mean, c.min, c.max);
+    std::string shown = fmt::format("{:<34} {:<14} {:>5} {:>7.2f} {:>7.2f} {:>7.2f}", c.trace, c.policy,
+                                    c.runs, c.mean, c.min, c.max);
     if (!a.published.empty()) {
-      const auto it = published.find({std::filesystem::path(key.first).stem().string(), key.second});
-      if (it != published.end() && !it->second.empty()) {
-        const double pub = std::accumulate(it->second.begin(), it->second.end(), 0.0) /
-                           static_cast<double>(it->second.size());
-        line += fmt::format(",{:.2f},{:+.2f}", pub, mean - pub);
-        shown += fmt::format(" {:>9.2f} {:>+6.2f}", pub, mean - pub);
+      if (c.published) {
+        line += fmt::format(",{:.2f},{:+.2f}", *c.published, c.mean - *c.published);
+        shown += fmt::format(" {:>9.2f} {:>+6.2f}", *c.published, c.mean - *c.published);
       } else {
         line += ",,";
       }
@@ -98,6 +90,9 @@ void write_study(const std::vector<StudyRun>& runs, const StudyArgs& a, std::ost
     table_csv << line << "\n";
     console << shown << "\n";
   }
+  auto report = open_out(dir / "report.html");
+  report << render_study_html(runs, cells, published_curves, options);
+  if (!report.flush()) throw core::InputError((dir / "report.html").string(), 0, "--out", "cannot write");
 }
 
 }  // namespace
@@ -112,8 +107,11 @@ void register_study_cli(CLI::App& app) {
   cmd->add_option("--seeds", a->seeds, "seeds, e.g. 42-51 or 42,44 (default 42-51)");
   cmd->add_option("--tune", a->tune, "GPU demand as a multiple of capacity (default 1.3)");
   cmd->add_option("--jobs", a->jobs, "parallel runs (default: one per core)");
-  cmd->add_option("--out", a->out, "output folder (runs.csv, curves.csv, table.csv)")->required();
-  cmd->add_option("--published", a->published, "the artifact's analysis_allo_discrete.csv, to compare with");
+  cmd->add_option("--out", a->out, "output folder (runs.csv, curves.csv, table.csv, report.html)")
+      ->required();
+  cmd->add_option(
+      "--published", a->published,
+      "the artifact's analysis_allo_discrete.csv, to compare with (its curves drawn in report.html)");
   cmd->callback([a] {
     StudyOptions o;
     if (!a->policies.empty()) o.policies = split_names(a->policies);
@@ -126,8 +124,8 @@ void register_study_cli(CLI::App& app) {
     o.jobs = static_cast<unsigned>(a->jobs);
     if (!a->published.empty()) load_published(a->published);  // fail early, before the grid
     const auto runs = run_study(a->nodes, a->pods, o);
-    write_study(runs, *a, std::cout);
-    std::cout << "  outputs  " << a->out << "/{runs.csv,curves.csv,table.csv}\n";
+    write_study(runs, *a, o, std::cout);
+    std::cout << "  outputs  " << a->out << "/{runs.csv,curves.csv,table.csv,report.html}\n";
   });
 }
 

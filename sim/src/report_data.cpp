@@ -1,5 +1,7 @@
 #include "report_data.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -14,7 +16,8 @@ using Json = nlohmann::ordered_json;
 
 double round_to(double v, double step) { return std::round(v / step) * step; }
 
-// The run's last instant: the timeline ends there, cards and pods never go past it.
+}  // namespace
+
 double end_of(const RunResult& run) {
   double end = 0;
   for (const auto& t : run.timeline) end = std::max(end, t.time);
@@ -24,7 +27,7 @@ double end_of(const RunResult& run) {
 
 // Every k-th record, and always the last: the series keep their shape and
 // end where the run ends.
-Json sampled_timeline(const std::vector<TimelineRow>& rows, size_t limit) {
+nlohmann::ordered_json sampled_timeline(const std::vector<TimelineRow>& rows, size_t limit) {
   const size_t stride = std::max<size_t>(1, (rows.size() + limit - 1) / std::max<size_t>(1, limit));
   Json out = {{"records", rows.size()}, {"stride", stride}};
   for (const auto& column : timeline_columns()) {
@@ -43,13 +46,58 @@ Json sampled_timeline(const std::vector<TimelineRow>& rows, size_t limit) {
   return out;
 }
 
+namespace {
+
+// The unit a span of `seconds` reads best in, and its length in seconds.
+std::pair<double, const char*> time_unit(double seconds) {
+  if (seconds >= 2 * 86400) return {86400, "days"};
+  if (seconds >= 2 * 3600) return {3600, "h"};
+  if (seconds >= 120) return {60, "min"};
+  return {1, "s"};
+}
+
+// Bins of a round width in the longest wait's unit (0.1, 0.2, 0.25, 0.5, 1,
+// 2, 2.5, 5, 10 ... of it), as few as give at most `limit` bins, the longest
+// wait inside the last one: each bin's start is then an exact label
+// ("2.5 h", never "2.4999" shown as "2.5" twice). A handful of waits gets
+// fewer, wider bins than thousands.
+struct Bins {
+  double width_seconds = 0;
+  size_t count = 0;
+  int decimals = 0;  // to write a bin's start in the unit
+};
+Bins round_bins(double longest, size_t waits, size_t limit) {
+  Bins b;
+  if (!(longest > 0) || limit == 0) return b;
+  const auto [unit, name] = time_unit(longest);
+  (void)name;
+  const size_t wanted =
+      std::clamp<size_t>(static_cast<size_t>(std::ceil(4 * std::sqrt(static_cast<double>(waits)))),
+                         std::min<size_t>(8, limit), limit);
+  const double span = longest / unit;
+  for (int exponent = -3; exponent <= 12 && b.count == 0; ++exponent)
+    for (const auto& [mantissa, digits] :
+         {std::pair{1.0, 0}, std::pair{2.0, 0}, std::pair{2.5, 1}, std::pair{5.0, 0}}) {
+      const double width = mantissa * std::pow(10.0, exponent);
+      const double bins = std::floor(span / width + 1e-9) + 1;
+      if (bins > static_cast<double>(wanted)) continue;
+      b.width_seconds = width * unit;
+      b.count = static_cast<size_t>(bins);
+      b.decimals = std::max(0, digits - exponent);
+      break;
+    }
+  return b;
+}
+
 // Waits of placed pods and, apart, of pods still waiting at the end (the
 // wait so far). Pods placed at once are counted, not binned: they would
-// dwarf every other bar.
-Json pending_histogram(const std::vector<PodRecord>& pods, double end, size_t bins) {
+// dwarf every other bar. A snapshot's pods running before the run did not
+// wait in it: they are not counted at all.
+Json pending_histogram(const std::vector<PodRecord>& pods, double end, size_t limit) {
   std::vector<double> waited, still;
   size_t at_once = 0;
   for (const auto& p : pods) {
+    if (p.starting) continue;
     if (p.start >= 0) {
       const double w = p.start - p.arrival;
       if (w > 1e-9)
@@ -63,15 +111,27 @@ Json pending_histogram(const std::vector<PodRecord>& pods, double end, size_t bi
   double longest = 0;
   for (double w : waited) longest = std::max(longest, w);
   for (double w : still) longest = std::max(longest, w);
-  bins = longest > 0 ? std::max<size_t>(1, bins) : 0;  // nobody waited: nothing to bin
-  const double width = longest > 0 ? longest / static_cast<double>(bins) : 0;
-  std::vector<size_t> waited_bins(bins, 0), still_bins(bins, 0);
-  auto bin_of = [&](double w) { return std::min(bins - 1, static_cast<size_t>(w / width)); };
+  const Bins bins = round_bins(longest, waited.size() + still.size(), limit);  // nobody waited: no bins
+  std::vector<size_t> waited_bins(bins.count, 0), still_bins(bins.count, 0);
+  auto bin_of = [&](double w) {
+    return std::min(bins.count - 1, static_cast<size_t>(std::floor(w / bins.width_seconds + 1e-9)));
+  };
   for (double w : waited) ++waited_bins[bin_of(w)];
   for (double w : still) ++still_bins[bin_of(w)];
-  return {{"placed_at_once", at_once},     {"placed_after_waiting", waited.size()},
-          {"still_waiting", still.size()}, {"bin_seconds", width},
-          {"waited", waited_bins},         {"still_waiting_bins", still_bins}};
+  const auto [unit, unit_name] = time_unit(longest);
+  Json labels = Json::array();
+  for (size_t i = 0; i < bins.count; ++i)
+    labels.push_back(
+        fmt::format("{:.{}f}", static_cast<double>(i) * bins.width_seconds / unit, bins.decimals));
+  return {{"placed_at_once", at_once},
+          {"placed_after_waiting", waited.size()},
+          {"still_waiting", still.size()},
+          {"bin_seconds", bins.width_seconds},
+          {"unit", unit_name},
+          {"unit_seconds", unit},
+          {"labels", labels},
+          {"waited", waited_bins},
+          {"still_waiting_bins", still_bins}};
 }
 
 // Card use (memory in use as a share of the card, or HAMi's core percent

@@ -14,4 +14,11 @@ namespace gpuslice::sim {
 //  "heatmap": {grid} or null, "not_placed": {by reason}}: see report.js.
 nlohmann::ordered_json report_data(const RunResult& run, const ReportLimits& limits);
 
+// The run's last instant: the timeline ends there, cards and pods never go past it.
+double end_of(const RunResult& run);
+
+// The timeline's columns (those the report draws), every k-th record and the
+// last, at most `limit` records: {"records", "stride", column: [values]}.
+nlohmann::ordered_json sampled_timeline(const std::vector<TimelineRow>& rows, size_t limit);
+
 }  // namespace gpuslice::sim

@@ -100,7 +100,7 @@ std::vector<PodRecord> read_pods(const std::string& path) {
   std::vector<PodRecord> pods;
   Columns c;
   int name = 0, kind = 0, milli = 0, arrival = 0, start = 0, end = 0, status = 0, node = 0, allocation = 0,
-      reason = 0;
+      reason = 0, origin = 0, shortfall = 0;
   for_each_csv_record(
       text, path,
       [&](const std::vector<std::string>& h) {
@@ -115,6 +115,8 @@ std::vector<PodRecord> read_pods(const std::string& path) {
         node = c.find("node", path, false);
         allocation = c.find("allocation", path, false);
         reason = c.find("reason", path);
+        origin = c.find("origin", path, false);  // snapshot runs (added later)
+        shortfall = c.find("shortfall", path, false);
       },
       [&](const std::vector<std::string>& cells, int line) {
         auto text_of = [&](int col) { return col < 0 ? std::string() : cells[static_cast<size_t>(col)]; };
@@ -129,6 +131,8 @@ std::vector<PodRecord> read_pods(const std::string& path) {
         p.node = text_of(node);
         p.allocation = text_of(allocation);
         p.reason = text_of(reason);
+        p.origin = text_of(origin);
+        p.shortfall = text_of(shortfall);
         pods.push_back(std::move(p));
       });
   return pods;
@@ -175,7 +179,7 @@ void read_card_use(const std::string& path, RunResult& run) {
 }
 }  // namespace
 
-RunResult read_run_folder(const std::string& dir) {
+RunResult read_run_folder(const std::string& dir, bool card_use) {
   const std::filesystem::path d(dir);
   std::error_code ec;
   if (!std::filesystem::is_directory(d, ec))
@@ -185,7 +189,8 @@ RunResult read_run_folder(const std::string& dir) {
   run.timeline = read_timeline((d / "timeline.csv").string());
   run.pods = read_pods((d / "pods.csv").string());
   // A run with --no-card-use has no card_use.csv: its report says so.
-  if (std::filesystem::exists(d / "card_use.csv", ec)) read_card_use((d / "card_use.csv").string(), run);
+  if (card_use && std::filesystem::exists(d / "card_use.csv", ec))
+    read_card_use((d / "card_use.csv").string(), run);
   return run;
 }
 

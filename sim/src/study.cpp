@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <numeric>
 #include <sstream>
 #include <thread>
 
@@ -211,6 +212,38 @@ std::vector<PublishedRow> read_published(const std::string& path) {
 }
 
 }  // namespace
+
+std::string trace_stem(const std::string& trace) { return std::filesystem::path(trace).stem().string(); }
+
+std::vector<StudyCell> study_cells(
+    const std::vector<StudyRun>& runs,
+    const std::map<std::pair<std::string, std::string>, std::vector<double>>& published) {
+  std::vector<StudyCell> cells;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> values;
+  for (const auto& r : runs) {
+    auto& v = values[{r.trace, r.policy}];
+    if (v.empty()) {
+      StudyCell c;
+      c.trace = r.trace;
+      c.policy = r.policy;
+      cells.push_back(std::move(c));
+    }
+    v.push_back(r.alloc_130);
+  }
+  for (auto& c : cells) {
+    const auto& v = values[{c.trace, c.policy}];
+    c.runs = v.size();
+    c.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    c.min = *lo;
+    c.max = *hi;
+    const auto it = published.find({trace_stem(c.trace), c.policy});
+    if (it != published.end() && !it->second.empty())
+      c.published =
+          std::accumulate(it->second.begin(), it->second.end(), 0.0) / static_cast<double>(it->second.size());
+  }
+  return cells;
+}
 
 std::map<std::pair<std::string, std::string>, std::vector<double>> load_published(const std::string& path) {
   std::map<std::pair<std::string, std::string>, std::vector<double>> out;

@@ -29,6 +29,13 @@ for f in "runs.csv:trace,policy,seed,alloc_130,unallocated_gpus_130,frag_130,wal
 done
 checks=$((checks + 1))
 [ "$(wc -l < "$OUT/study/curves.csv")" = "263" ] || { echo "FAIL study: curves.csv has not 2 x 131 rows"; fail=$((fail + 1)); }
+# report.html: one figure per trace (drawn and counted in cli.report_browser), self-contained.
+checks=$((checks + 1))
+grep -q 'data-charts="1"' "$OUT/study/report.html" || { echo "FAIL study: no report.html with 1 figure"; fail=$((fail + 1)); }
+checks=$((checks + 1))
+if grep -Eq '<script[^>]* src=|<link[^>]* href=' "$OUT/study/report.html"; then
+  echo "FAIL study: report.html loads a file"; fail=$((fail + 1))
+fi
 expect study-bad-seeds 2 "--seeds: 'x' is not a non-negative integer" -- \
   "$BIN" study --openb-nodes "$D/openb_node_list_gpu_node.csv" --openb-pods "$D/openb_pod_list_default.csv" --seeds x --out "$OUT/s2"
 expect study-bad-policy 2 "unknown policy 'sideways'" -- \
@@ -72,4 +79,28 @@ expect simulate-snapshot-add-nodes 0 'fleet +6 nodes, 12 GPUs' -- \
 expect plan-snapshot 0 '"count":3' -- \
   "$BIN" plan --snapshot "$SRC/tests/cli/data/snapshot-three-waiting.yaml" --add "$SRC/examples/place/t4-node.yaml" \
   --target 'refused_pct<=0' --json
+# plan --price: the cheapest fleet, on tests/cli/data/plan-prices.yaml (worked out by hand there): 2 big + 1 small
+# at 8/h; the next cheaper fleet tried, 1 big + 2 small at 7/h, refuses 20 % of the pods.
+PRICES="$SRC/tests/cli/data/plan-prices.yaml"
+expect plan-price-template 0 'answer: 2 x big \+ 1 x small \(3 nodes\), 8.00 per hour' -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price big=3 --price small=2 --max 6
+expect plan-price-cheaper-miss 0 'cheaper fleets that miss:.*
+  1 x big \+ 2 x small, 7.00/h: refused_pct 20 \(target <= 0, 20 over\)' -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price big=3 --price small=2 --max 6
+# Per card of a model: A100 1.5/h (2 a node: 3/h), T4 2/h: the same answer.
+expect plan-price-card 0 '"count":3,"counts":\{"big":2,"small":1\}.*"prices":\{"big":3.0,"small":2.0\},"cost":8.0' -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price A100=1.5 --price T4=2 --max 6 --json
+# Exhaustive (scan) agrees with the bisecting search.
+expect plan-price-scan 0 'answer: 2 x big \+ 1 x small \(3 nodes\), 8.00 per hour' -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price big=3 --price small=2 --max 6 --search scan
+expect plan-price-none 1 'answer: no fleet of 0 to 1 nodes per template' -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price big=3 --price small=2 --max 1
+expect plan-price-missing 2 "--price: no price for the fleet template 'small' \(cards: Tesla T4\)" -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price big=3
+expect plan-price-word 2 "--price: no price for the fleet template 'small'" -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price big=3 --price T=2
+expect plan-price-unused 2 "--price: 'H100' names no varied fleet template" -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price big=3 --price small=2 --price H100=9
+expect plan-price-bad 2 "--price: 'big=free': the cost must be a positive number" -- \
+  "$BIN" plan "$PRICES" --target 'refused_pct<=0' --price big=free
 report

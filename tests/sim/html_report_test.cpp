@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/fleet.hpp"
@@ -78,7 +79,7 @@ TEST_CASE("report: the heatmap cell is the time-weighted mean use of its cards")
   CHECK(d["heatmap"]["metric"] == "memory");
 }
 
-TEST_CASE("report: pending times are binned, pods still waiting apart") {
+TEST_CASE("report: pending times are binned in round widths, pods still waiting apart") {
   ReportLimits limits;
   limits.pending_bins = 4;
   RunResult run;
@@ -91,48 +92,108 @@ TEST_CASE("report: pending times are binned, pods still waiting apart") {
     return p;
   };
   run.pods = {pod(0, 0, "running"),    pod(0, 50, "running"),   pod(0, 150, "completed"),
-              pod(100, -1, "pending"), pod(300, -1, "pending"), pod(0, -1, "refused")};
+              pod(100, -1, "pending"), pod(300, -1, "pending"), pod(0, -1, "refused"),
+              pod(0, 0, "running")};
   run.pods[5].reason = "CardInsufficientMemory";
   run.pods[3].reason = run.pods[4].reason = "WaitingInQueue";
+  run.pods[6].starting = true;  // a snapshot's pod running before the run: it did not wait in it
   const Json d = page_data(render_report_html(run, limits));
   const Json& p = d["pending"];
   CHECK(p["placed_at_once"] == 1);
   CHECK(p["placed_after_waiting"] == 2);
   CHECK(p["still_waiting"] == 2);
-  // The longest wait is 300 s (arrived at 100, still waiting at 400): bins of 75 s.
-  CHECK(p["bin_seconds"] == 75.0);
-  CHECK(p["waited"] == Json::array({1, 0, 1, 0}));
-  CHECK(p["still_waiting_bins"] == Json::array({0, 1, 0, 1}));
+  // The longest wait is 300 s (arrived at 100, still waiting at 400), 5 min:
+  // 1-minute bins would be 6 (> 4), so 2-minute bins: 0, 2, 4 min.
+  CHECK(p["unit"] == "min");
+  CHECK(p["bin_seconds"] == 120.0);
+  CHECK(p["labels"] == Json::array({"0", "2", "4"}));
+  CHECK(p["waited"] == Json::array({1, 1, 0}));              // 50 s, 150 s
+  CHECK(p["still_waiting_bins"] == Json::array({1, 0, 1}));  // 100 s, 300 s
   CHECK(d["not_placed"]["reasons"] == Json::array({"WaitingInQueue", "CardInsufficientMemory"}));
   CHECK(d["not_placed"]["refused"] == Json::array({0, 1}));
   CHECK(d["not_placed"]["still_pending"] == Json::array({2, 0}));
 }
 
-TEST_CASE("report: the summary table shows every key with its unit") {
+TEST_CASE("report: histogram labels are exact and distinct, the longest wait inside the last bin") {
+  auto waits_of = [](std::initializer_list<double> waits) {
+    RunResult run;
+    run.timeline = {at(0), at(1e6)};
+    for (double w : waits) {
+      PodRecord p;
+      p.arrival = 0;
+      p.start = w;
+      p.status = "completed";
+      run.pods.push_back(p);
+    }
+    return page_data(render_report_html(run))["pending"];
+  };
+  // One pod waited 3 h (the bundled example's fine-tune): half-hour bins.
+  const Json one = waits_of({10800});
+  CHECK(one["unit"] == "h");
+  CHECK(one["labels"] == Json::array({"0.0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0"}));
+  CHECK(one["waited"].back() == 1);
+  // Many waits up to 1.9 h: at most 40 bins, each label once.
+  std::initializer_list<double> many = {60,   600,  1200, 1800, 2400, 3000, 3600, 4200, 4800, 5400,
+                                        6000, 6200, 6400, 6600, 6700, 6800, 6840, 6800, 6000, 5000};
+  const Json m = waits_of(many);
+  CHECK(m["unit"] == "min");
+  CHECK(m["labels"].size() <= 40);
+  std::set<std::string> distinct;
+  for (const auto& l : m["labels"]) distinct.insert(l.get<std::string>());
+  CHECK(distinct.size() == m["labels"].size());
+  size_t binned = 0;
+  for (const auto& n : m["waited"]) binned += n.get<size_t>();
+  CHECK(binned == many.size());
+}
+
+TEST_CASE("report: the summary is grouped, in units, without empty or internal rows") {
   RunResult run;
-  run.summary = {{"pods", 1234567},
-                 {"final_alloc_gpu_pct", 12.346},
+  run.summary = {{"scenario", "s"},
+                 {"policy", "fgd"},
+                 {"seed", 42},
+                 {"nodes", 4},
+                 {"gpus", 10},
+                 {"pods", 1234567},
+                 {"placements", 1234000},
+                 {"failed", 567},
+                 {"refused", 567},
+                 {"pending_at_end", 0},
+                 {"wall_seconds", 0.000529},
+                 {"pods_per_second", 2.3e9},
                  {"simulated_seconds", 164160.0},
+                 {"run_kind", "no-departures"},
+                 {"typical_pod_shapes", 9},
+                 {"final_alloc_gpu_pct", 12.346},
+                 {"final_frag_gpu_pct", 4.7},
                  {"alloc_ratio_at_130_pct", 95.27},
                  {"unallocated_gpus_at_130_pct", 360.92},
-                 {"pending_seconds", {{"p50", 30.0}}},
-                 {"refusals_by_reason", Json::object()},
+                 {"pending_seconds", {{"p50", 30.0}, {"p95", 10800.0}}},
+                 {"refusals_by_reason", {{"CardInsufficientMemory", 567}}},
                  {"interrupted", false},
-                 {"alloc_gpu_pct_time_weighted", 54.75},
+                 {"snapshot", {{"warnings", Json::array()}}},
                  {"future_key", nullptr}};
   const std::string html = render_report_html(run);
-  CHECK(html.find("<th>Pods<code>pods</code></th><td>1,234,567</td>") != std::string::npos);
-  CHECK(html.find("<td>12.35 %</td>") != std::string::npos);
-  CHECK(html.find("<td>45.6 h (164,160 s)</td>") != std::string::npos);
-  CHECK(html.find("Alloc ratio at 130 % arrived<code>alloc_ratio_at_130_pct</code></th><td>95.27 %") !=
-        std::string::npos);
-  CHECK(html.find("<code>unallocated_gpus_at_130_pct</code></th><td>360.9</td>") != std::string::npos);
-  CHECK(html.find("<th>P50<code>p50</code></th><td>30 s</td>") != std::string::npos);
-  CHECK(
-      html.find("<th>Alloc GPU time weighted<code>alloc_gpu_pct_time_weighted</code></th><td>54.75 %</td>") !=
-      std::string::npos);
-  CHECK(html.find("<th>Future key<code>future_key</code></th><td><span class=\"na\">n/a</span>") !=
-        std::string::npos);
+  const auto summary = html.substr(
+      html.find("<section id=\"summary\">"),
+      html.find("</section>", html.find("<section id=\"summary\">")) - html.find("<section id=\"summary\">"));
+  CHECK(summary.find("<caption>Pods</caption>") != std::string::npos);
+  CHECK(summary.find("<caption>Time pending</caption>") != std::string::npos);
+  CHECK(summary.find("<th>Arrived</th><td>1,234,567</td>") != std::string::npos);
+  CHECK(summary.find("<th>Refused</th><td>567 (0.05 %)</td>") != std::string::npos);
+  CHECK(summary.find("<th>Fleet</th><td>4 nodes, 10 GPUs</td>") != std::string::npos);
+  CHECK(summary.find("<th>Simulated time</th><td>45.6 h</td>") != std::string::npos);
+  CHECK(summary.find("<th>Median</th><td>30 s</td>") != std::string::npos);
+  CHECK(summary.find("<th>95th percentile</th><td>3.0 h</td>") != std::string::npos);
+  CHECK(summary.find("<th>GPU (milli-GPU) at the end</th><td>12.35 %</td>") != std::string::npos);
+  CHECK(summary.find("<th>GPU at 130 % arrived demand</th><td>95.27 %</td>") != std::string::npos);
+  CHECK(summary.find("<td>360.9 GPUs</td>") != std::string::npos);
+  CHECK(summary.find("4.70 % (for the run's 9 typical pod shapes)") != std::string::npos);
+  CHECK(summary.find("567 × CardInsufficientMemory") != std::string::npos);
+  CHECK(summary.find("title=\"summary.json: pending_seconds.p95\"") != std::string::npos);
+  // Nothing internal or empty: no wall time, no raw key as a label, no empty list, no unknown key.
+  for (const char* absent : {"Wall", "Pods per second", "wall_seconds</", "a list of", "Warning", "future",
+                             "p99", "Interrupted", "<caption>Cluster snapshot</caption>"})
+    CHECK(summary.find(absent) == std::string::npos);
 }
 
 TEST_CASE("report: a run read back from its files draws the same data") {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuslice/plan/price.hpp"
 #include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
 #include "gpuslice/sim/snapshot.hpp"
@@ -85,6 +86,9 @@ struct PlanRequest {
   std::vector<uint64_t> seeds;    // a count meets a target when every seed does
   std::string search = "bisect";  // bisect (metrics assumed monotone in the count) | scan
   int curve_points = 8;           // extra evenly spaced counts for the curve (bisect)
+  // Given: the cheapest fleet that meets the targets instead of the smallest;
+  // each varied template's count (0..max) is then searched on its own.
+  std::vector<Price> prices;
 };
 
 struct PlanPoint {
@@ -92,7 +96,9 @@ struct PlanPoint {
   std::map<std::string, int> counts;  // per template
   bool meets = false;
   nlohmann::ordered_json metrics;                 // worst over seeds, standard metrics + targets'
+  std::map<std::string, double> target_values;    // each target's metric, worst over seeds (by its text)
   std::vector<nlohmann::ordered_json> summaries;  // one per seed
+  std::optional<double> cost;                     // per hour, when priced
 };
 
 struct PlanResult {
@@ -104,9 +110,18 @@ struct PlanResult {
   std::string policy;
   std::string scenario;
   int min_count = 0, max_count = 0;
-  std::vector<PlanPoint> points;  // every count simulated, ascending
+  std::vector<PlanPoint> points;  // every fleet simulated, by count (priced: by cost)
   bool interrupted = false;
+  std::map<std::string, double> node_prices;  // priced: a node of each varied template, per hour
+  std::optional<double> cost;                 // priced: the answer's, per hour
 };
+
+// Priced plans: the fleets cheaper than the answer that were tried and miss
+// the targets, the dearest first (at most `n`): how close a cheaper fleet
+// comes. Every fleet tried when there is no answer.
+std::vector<const PlanPoint*> cheaper_misses(const PlanResult& result, size_t n);
+// A missed target and by how much: "p95_pending_s 84.2 (target <= 60, 24.2 over)".
+std::vector<std::string> misses(const PlanPoint& point, const std::vector<Target>& targets);
 
 // should_continue: called between and during runs with the fraction of
 // simulations done; returning false stops the search (result.interrupted).

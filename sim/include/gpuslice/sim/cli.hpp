@@ -1,15 +1,23 @@
 #pragma once
 #include <CLI/CLI.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "gpuslice/sim/snapshot.hpp"
 
 namespace gpuslice::sim {
-// Adds `simulate`, `study` and `report` to the gpuslice command line.
+// Adds `simulate`, `study`, `report` and `compare` to the gpuslice command line.
 void register_cli(CLI::App& app);
 void register_study_cli(CLI::App& app);
 void register_report_cli(CLI::App& app);
+void register_compare_cli(CLI::App& app);
+
+struct ComparedRun;
+// Writes DIR/compare.html and compare.csv (an unwritable DIR is bad input
+// naming --out) and prints the comparison.
+void write_and_print_comparison(const std::vector<ComparedRun>& runs, const std::string& out_dir,
+                                std::ostream& out);
 
 // The flags `simulate` and `plan` share to start from a cluster snapshot.
 struct SnapshotFlags {

@@ -1,5 +1,5 @@
 // Reading CSV files (RFC 4180 records on one line each): the openb traces and
-// a run's own outputs (gpuslice report reads them back).
+// a run's own outputs (gpuslice report reads them back); and writing a cell.
 #pragma once
 
 #include <cstdint>
@@ -29,5 +29,8 @@ void for_each_csv_record(std::string_view csv, const std::string& source,
 
 // The whole file as a table (for small files; large ones stream).
 CsvTable read_csv_table(std::string_view csv, const std::string& source);
+
+// A cell as written: quoted when it holds a comma, a quote or a line end.
+std::string csv_cell(const std::string& text);
 
 }  // namespace gpuslice::sim

@@ -1,6 +1,6 @@
-// report.html: one self-contained page a person reads after a run (a summary
-// table and Chart.js charts of the run's outputs, everything inlined, no
-// network access when opened).
+// report.html: one self-contained page a person reads after a run (a summary,
+// a snapshot's queue pod by pod, and Chart.js charts of the run's outputs,
+// everything inlined, no network access when opened).
 #pragma once
 
 #include <cstddef>
@@ -15,7 +15,8 @@ struct ReportLimits {
   size_t time_points = 2000;     // time series are sampled down to this many points
   size_t heatmap_rows = 200;     // cards are grouped into at most this many rows
   size_t heatmap_columns = 200;  // time is cut into this many columns
-  size_t pending_bins = 40;      // pending-time histogram bins
+  size_t pending_bins = 40;      // pending-time histogram bins, at most
+  size_t queue_rows = 500;       // a snapshot's queue table: the first pods, then a count
 };
 
 // The page for a run: its summary, timeline, pods and card_use (events are

@@ -9,9 +9,9 @@
 
 namespace gpuslice::sim {
 
-// The run as `gpuslice simulate --out DIR` wrote it (events are not read).
-// A missing or malformed file is a core::InputError naming the file, line
-// and column.
-RunResult read_run_folder(const std::string& dir);
+// The run as `gpuslice simulate --out DIR` wrote it (events are not read;
+// the per-card log only when `card_use`). A missing or malformed file is a
+// core::InputError naming the file, line and column.
+RunResult read_run_folder(const std::string& dir, bool card_use = true);
 
 }  // namespace gpuslice::sim

@@ -39,6 +39,30 @@ std::map<std::pair<std::string, std::string>, std::vector<double>> load_publishe
 std::map<std::pair<std::string, std::string>, std::array<std::optional<double>, 131>> load_published_curves(
     const std::string& path);
 
+// The file's stem: how the artifact names a trace ("openb_pod_list_default").
+std::string trace_stem(const std::string& trace);
+
+// One cell of the study's table: a (trace, policy) over its seeds, the
+// allocation at 130 % arrived; beside it the artifact's published mean
+// when one was given for that cell.
+struct StudyCell {
+  std::string trace, policy;
+  size_t runs = 0;
+  double mean = 0, min = 0, max = 0;
+  std::optional<double> published;
+};
+// In the runs' order (trace, then policy). `published`: load_published's.
+std::vector<StudyCell> study_cells(
+    const std::vector<StudyRun>& runs,
+    const std::map<std::pair<std::string, std::string>, std::vector<double>>& published);
+
+// The study's report.html: per trace, allocation by arrived demand for each
+// policy (ours, the mean over seeds; and the artifact's published curve where
+// `published_curves` has it), then the table with the differences.
+using PublishedCurves = std::map<std::pair<std::string, std::string>, std::array<std::optional<double>, 131>>;
+std::string render_study_html(const std::vector<StudyRun>& runs, const std::vector<StudyCell>& cells,
+                              const PublishedCurves& published_curves, const StudyOptions& options);
+
 // "42-51" or "42,45,50-51".
 std::vector<uint64_t> parse_seed_list(const std::string& text, const std::string& field);
 

@@ -1,0 +1,9 @@
+# The libraries the placement core, the simulator and the planner link
+# (Debian packages, scripts/setup.sh): found by the top-level build and by
+# the Python module built on its own against that build (python/CMakeLists.txt).
+find_package(fmt REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(nlohmann_json REQUIRED)
+find_package(Boost REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Threads REQUIRED)

@@ -1,0 +1,92 @@
+#include "fleet_trials.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace gpuslice::plan {
+
+using nlohmann::ordered_json;
+
+FleetTrials::FleetTrials(const sim::Scenario& base, const RunSpec& spec, std::vector<Group> groups,
+                         const std::vector<Target>& targets, std::vector<uint64_t> seeds,
+                         std::function<bool(double)> should_continue, double expected_runs,
+                         std::vector<double> node_prices)
+    : base_(base),
+      spec_(spec),
+      groups_(std::move(groups)),
+      targets_(targets),
+      seeds_(std::move(seeds)),
+      node_prices_(std::move(node_prices)),
+      should_continue_(std::move(should_continue)),
+      expected_(std::max(1.0, expected_runs)) {}
+
+bool FleetTrials::keep_going(double within_run) {
+  if (!should_continue_) return true;
+  const double f = std::min(0.99, (static_cast<double>(runs_done_) + within_run) / expected_);
+  if (!should_continue_(f)) stop_ = true;
+  return !stop_;
+}
+
+const PlanPoint* FleetTrials::evaluate(const std::vector<int>& counts) {
+  if (auto it = tried_.find(counts); it != tried_.end()) return &it->second;
+  if (stop_) return nullptr;
+  PlanPoint p;
+  p.count = std::accumulate(counts.begin(), counts.end(), 0);
+  std::vector<size_t> which;
+  for (size_t i = 0; i < groups_.size(); ++i) {
+    which.push_back(groups_[i].index);
+    p.counts[groups_[i].name.empty() ? fmt::format("fleet[{}]", groups_[i].index) : groups_[i].name] =
+        counts[i];
+  }
+  if (!node_prices_.empty())
+    p.cost = std::inner_product(counts.begin(), counts.end(), node_prices_.begin(), 0.0);
+  sim::Scenario scenario = base_;
+  sim::set_fleet_counts(scenario, which, counts);
+  RunSpec spec = spec_;
+  std::map<std::string, double> worst;
+  p.meets = true;
+  for (uint64_t seed : seeds_) {
+    spec.seed = seed;
+    sim::RunOptions o = options_for(scenario, spec);
+    if (should_continue_) o.progress = [this](double f) { return keep_going(f); };
+    sim::RunResult r = sim::simulate(scenario, o);
+    if (r.interrupted || stop_) {
+      stop_ = true;
+      return nullptr;
+    }
+    ++runs_done_;
+    if (!keep_going(0)) return nullptr;
+    for (const auto& m : standard_metrics()) {
+      const double v = metric(r.summary, m);
+      auto [it, fresh] = worst.emplace(m, v);
+      if (!fresh && (std::isnan(v) || v > it->second)) it->second = v;
+    }
+    for (const auto& tg : targets_) {
+      const double v = metric(r.summary, tg.metric);
+      auto [it, fresh] = worst.emplace(tg.text(), v);
+      if (!fresh && (std::isnan(v) || (tg.lower_is_better() ? v > it->second : v < it->second)))
+        it->second = v;
+      if (!tg.met_by(v)) p.meets = false;
+    }
+    p.summaries.push_back(std::move(r.summary));
+  }
+  p.metrics = ordered_json::object();
+  p.metrics["gpus"] = p.summaries.front().value("gpus", 0);
+  for (const auto& m : standard_metrics()) p.metrics[m] = worst[m];
+  for (const auto& tg : targets_) {
+    if (!p.metrics.contains(tg.metric)) p.metrics[tg.metric] = worst[tg.text()];
+    p.target_values[tg.text()] = worst[tg.text()];
+  }
+  return &tried_.emplace(counts, std::move(p)).first->second;
+}
+
+std::vector<PlanPoint> FleetTrials::points() && {
+  std::vector<PlanPoint> out;
+  for (auto& [counts, p] : tried_) out.push_back(std::move(p));
+  return out;
+}
+
+}  // namespace gpuslice::plan

@@ -1,0 +1,53 @@
+// Fleets tried during a plan: the varied templates at given counts, every
+// seed simulated, the worst of each metric over the seeds and whether every
+// seed meets every target; each fleet tried once. The count search
+// (plan_capacity) and the cheapest-fleet search (cheapest.cpp) share it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuslice/plan/plan.hpp"
+
+namespace gpuslice::plan {
+
+// A fleet template whose count a plan varies.
+struct Group {
+  size_t index;  // in the scenario's fleet list
+  std::string name;
+  int base_count;
+};
+
+class FleetTrials {
+ public:
+  // `expected_runs`: how many simulations the search expects, for the
+  // fraction `should_continue` is given. `node_prices`: per group, a node's
+  // price per hour (a tried fleet's cost); empty when unpriced.
+  FleetTrials(const sim::Scenario& base, const RunSpec& spec, std::vector<Group> groups,
+              const std::vector<Target>& targets, std::vector<uint64_t> seeds,
+              std::function<bool(double)> should_continue, double expected_runs,
+              std::vector<double> node_prices = {});
+  // The fleet with counts[i] nodes of groups[i]; nullptr once stopped.
+  const PlanPoint* evaluate(const std::vector<int>& counts);
+  bool stopped() const { return stop_; }
+  // Every fleet tried, in the order of their counts.
+  std::vector<PlanPoint> points() &&;
+
+ private:
+  bool keep_going(double within_run);
+  const sim::Scenario& base_;
+  const RunSpec& spec_;
+  std::vector<Group> groups_;
+  const std::vector<Target>& targets_;
+  std::vector<uint64_t> seeds_;
+  std::vector<double> node_prices_;
+  std::function<bool(double)> should_continue_;
+  double expected_;
+  size_t runs_done_ = 0;
+  bool stop_ = false;
+  std::map<std::vector<int>, PlanPoint> tried_;
+};
+
+}  // namespace gpuslice::plan

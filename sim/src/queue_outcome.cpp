@@ -1,0 +1,104 @@
+#include "queue_outcome.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/metrics.hpp"
+#include "html_page.hpp"
+
+namespace gpuslice::sim {
+
+std::vector<const PodRecord*> queued_pods(const std::vector<PodRecord>& pods) {
+  std::vector<const PodRecord*> out;
+  for (const auto& p : pods)
+    if (p.origin == "queue") out.push_back(&p);
+  return out;
+}
+
+QueueOutcome queue_outcome(const PodRecord& pod, double end) {
+  QueueOutcome o;
+  o.node = pod.node;
+  o.reason = pod.reason;
+  o.shortfall = pod.shortfall;
+  if (pod.start >= 0) {
+    o.waited = std::max(0.0, pod.start - pod.arrival);
+    o.kind = o.waited > 0 ? QueueOutcome::Kind::AfterWaiting : QueueOutcome::Kind::AtOnce;
+  } else {
+    o.kind = pod.status == "refused" ? QueueOutcome::Kind::Refused : QueueOutcome::Kind::StillPending;
+    o.waited = std::max(0.0, end - pod.arrival);
+  }
+  if (pod.allocation.empty()) return o;
+  try {
+    for (const auto& container : core::codec::decode_allocation_text(pod.allocation))
+      for (const auto& g : container) {
+        const std::string card(core::codec::card_of(g.uuid));
+        auto it = std::find_if(o.cards.begin(), o.cards.end(), [&](const auto& c) { return c.uuid == card; });
+        if (it == o.cards.end()) it = o.cards.insert(o.cards.end(), {card, 0, 0});
+        it->memory_mib += g.memory_mib;
+        it->cores += g.cores;
+      }
+  } catch (const core::CodecError&) {
+    // A hand-edited pods.csv: the node is still known, the cards are not.
+    o.cards.clear();
+  }
+  return o;
+}
+
+std::string outcome_text(const QueueOutcome& o) {
+  switch (o.kind) {
+    case QueueOutcome::Kind::AtOnce:
+      return "placed at once";
+    case QueueOutcome::Kind::AfterWaiting:
+      return "placed after " + human_duration(o.waited);
+    case QueueOutcome::Kind::Refused:
+      return "refused";
+    case QueueOutcome::Kind::StillPending:
+      return "still pending after " + human_duration(o.waited);
+  }
+  return {};
+}
+
+std::string cards_html(const QueueOutcome& o) {
+  std::string html;
+  for (const auto& c : o.cards)
+    html += fmt::format("<div><code>{}</code><div class=\"note\">{} MiB, {} % cores</div></div>",
+                        html::escape(c.uuid), c.memory_mib, c.cores);
+  return html;
+}
+
+std::string queue_section_html(const RunResult& run, double end, size_t limit) {
+  const auto queue = queued_pods(run.pods);
+  if (queue.empty()) return {};
+  size_t placed = 0;
+  for (const auto* p : queue) placed += p->start >= 0 ? 1 : 0;
+  std::string html = fmt::format(
+      "<section id=\"queue\"><h2>The queue, pod by pod</h2>\n<p class=\"note\">The {} pods pending at the "
+      "snapshot, in creation order: {} placed, {} not. A placed pod shows its node and the slice of each "
+      "card "
+      "(memory, share of the card's cores); a pod not placed shows HAMi's reason and how close the best card "
+      "came.</p>\n<table class=\"queue\">\n<thead><tr><th>pod</th><th>outcome</th><th>node</th><th>cards</th>"
+      "<th>reason</th></tr></thead>\n<tbody>\n",
+      queue.size(), placed, queue.size() - placed);
+  for (size_t i = 0; i < queue.size() && i < limit; ++i) {
+    const QueueOutcome o = queue_outcome(*queue[i], end);
+    const bool placed_pod =
+        o.kind == QueueOutcome::Kind::AtOnce || o.kind == QueueOutcome::Kind::AfterWaiting;
+    // A pod placed after waiting keeps the reason it could not be placed at first.
+    std::string why =
+        o.reason.empty() ? std::string() : (placed_pod ? "waited: " : "") + html::escape(o.reason);
+    if (!o.shortfall.empty()) why += "<div class=\"note\">" + html::escape(o.shortfall) + "</div>";
+    html += fmt::format(
+        "<tr class=\"{}\"><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        placed_pod ? "placed" : "not-placed", html::escape(queue[i]->name), html::escape(outcome_text(o)),
+        html::escape(o.node), cards_html(o), why);
+  }
+  html += "</tbody></table>\n";
+  if (queue.size() > limit)
+    html += fmt::format("<p class=\"note\">... and {} more pods in pods.csv.</p>\n", queue.size() - limit);
+  return html + "</section>\n";
+}
+
+}  // namespace gpuslice::sim
