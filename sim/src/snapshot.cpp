@@ -177,7 +177,7 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
     snap.warnings.push_back(
         fmt::format("{}: no node carries hami.io/node-nvidia-register: no GPU to place on", source));
 
-  const auto docs = core::codec::parse_pods(text, source, defaults);
+  auto docs = core::codec::parse_pods(text, source, defaults);
   auto duration_of = [&](const core::codec::PodDocument& doc) -> double {
     if (doc.expected_duration.empty()) return assume_duration.value_or(kForever);
     const auto d = parse_duration(doc.expected_duration);
@@ -267,6 +267,9 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
     return a.created != b.created ? a.created < b.created : a.key < b.key;
   });
   for (const auto& q : queue) snap.queue.push_back({docs[q.doc].request, duration_of(docs[q.doc])});
+  snap.listed.reserve(docs.size());
+  for (auto& d : docs)
+    snap.listed.push_back({d.request.ns + "/" + d.request.name, d.phase, std::move(d.meta)});
   for (size_t i = 0; i < cluster.size(); ++i) snap.nodes.push_back(cluster.node(i));
   return snap;
 }

@@ -34,6 +34,15 @@ struct QueuedPod {
   double duration = kForever;  // seconds it runs once placed
 };
 
+// Every pod the snapshot lists, any phase: its name, phase and what decides
+// whether it may be moved (labels, controller, readiness), for gpuslice
+// defrag and the disruption budgets it counts.
+struct ListedPod {
+  std::string key;  // namespace/name
+  std::string phase;
+  core::codec::PodMeta meta;
+};
+
 struct ClusterSnapshot {
   std::string source;
   std::vector<core::Node> nodes;
@@ -42,6 +51,7 @@ struct ClusterSnapshot {
   size_t running_gpu_pods = 0;            // HAMi pods among `starting`
   std::map<std::string, size_t> skipped;  // reason -> pods left out
   std::vector<std::string> warnings;      // stale cards, unknown nodes, ...
+  std::vector<ListedPod> listed;          // every pod, in file order
 };
 
 // The reasons pods are left out, as summary.json and the table name them.
