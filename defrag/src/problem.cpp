@@ -23,15 +23,15 @@ std::string_view pinned_text(Pinned why) {
     case Pinned::NotRunning:
       return "not Running";
     case Pinned::Bare:
-      return "no controller (a bare pod is not recreated)";
+      return "bare (no controller recreates it)";
     case Pinned::Protected:
-      return "in a protected namespace";
+      return "in a --protect namespace";
     case Pinned::NotSelected:
       return "not matched by --movable";
     case Pinned::SeveralBudgets:
-      return "under several PodDisruptionBudgets (the eviction API refuses it)";
+      return "under several PodDisruptionBudgets (the eviction API refuses those)";
     case Pinned::NoDisruptions:
-      return "its PodDisruptionBudget allows no disruption";
+      return "its PodDisruptionBudget allows no eviction";
   }
   return "";
 }

@@ -9,15 +9,12 @@
 #include <regex>
 
 #include "gpuslice/sim/report.hpp"
-#include "report_assets.hpp"
+#include "gpuslice/sim/report_assets.hpp"
 #include "report_data.hpp"
 
 namespace gpuslice::sim {
 
-namespace {
-using Json = nlohmann::ordered_json;
-
-std::string escape_html(const std::string& s) {
+std::string escape_html(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
@@ -40,6 +37,15 @@ std::string escape_html(const std::string& s) {
   }
   return out;
 }
+
+std::string script_safe(std::string json) {
+  for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3))
+    json.insert(at + 1, "\\");
+  return json;
+}
+
+namespace {
+using Json = nlohmann::ordered_json;
 
 // The unit a summary key's name gives its values (and its children's).
 enum class Unit { None, Percent, Seconds, Mib, PerSecond };
@@ -189,14 +195,6 @@ std::string summary_columns(const Json& summary) {
   }
   return "<div class=\"columns\"><table class=\"summary\">\n" + left + "</table><table class=\"summary\">\n" +
          right + "</table></div>\n";
-}
-
-// JSON inside <script>: "</" would end the element early, so it is written
-// "<\/" (the same string to a JSON reader).
-std::string script_safe(std::string json) {
-  for (size_t at = json.find("</"); at != std::string::npos; at = json.find("</", at + 3))
-    json.insert(at + 1, "\\");
-  return json;
 }
 
 struct Chart {

@@ -278,6 +278,30 @@ ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> ass
   return parse_snapshot(core::codec::read_text_file(path), path, assume_duration);
 }
 
+FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,
+                            const std::vector<FleetGroup>& others) {
+  auto nodes = core::codec::parse_nodes(core::codec::read_text_file(path), path);
+  if (nodes.size() != 1)
+    throw InputError(path, nodes.empty() ? 0 : nodes[1].line, "kind",
+                     fmt::format("--add-nodes needs exactly one Node, found {}", nodes.size()));
+  FleetGroup g;
+  g.node.name = nodes.front().node.name;
+  for (const auto& n : snapshot_nodes)
+    if (n.name.rfind(g.node.name + "-", 0) == 0)
+      throw InputError(path, nodes.front().line, "metadata.name",
+                       fmt::format("added nodes are named {}-<i>, which the snapshot's node '{}' could clash "
+                                   "with: rename the template",
+                                   g.node.name, n.name));
+  for (const auto& other : others)
+    if (other.node.name == g.node.name)
+      throw InputError(path, nodes.front().line, "metadata.name",
+                       fmt::format("two --add-nodes files name their node '{}'", g.node.name));
+  g.count = count;
+  g.node.cards = static_cast<int>(nodes.front().node.devices.size());
+  g.prototype = std::move(nodes.front().node);
+  return g;
+}
+
 Scenario snapshot_scenario(const SnapshotRunSpec& spec) {
   if (spec.assume_duration && !(*spec.assume_duration > 0 && std::isfinite(*spec.assume_duration)))
     throw InputError("command line", 0, "--assume-duration", "must be a positive duration");
@@ -322,27 +346,7 @@ Scenario snapshot_scenario(const SnapshotRunSpec& spec) {
         throw InputError("command line", 0, "--add-nodes",
                          fmt::format("'{}': write NODE.yaml:COUNT with COUNT between 0 and 100000", add));
     }
-    auto nodes = core::codec::parse_nodes(core::codec::read_text_file(path), path);
-    if (nodes.size() != 1)
-      throw InputError(path, nodes.empty() ? 0 : nodes[1].line, "kind",
-                       fmt::format("--add-nodes needs exactly one Node, found {}", nodes.size()));
-    FleetGroup g;
-    g.node.name = nodes.front().node.name;
-    for (const auto& n : s.snapshot->nodes)
-      if (n.name.rfind(g.node.name + "-", 0) == 0)
-        throw InputError(
-            path, nodes.front().line, "metadata.name",
-            fmt::format("added nodes are named {}-<i>, which the snapshot's node '{}' could clash "
-                        "with: rename the template",
-                        g.node.name, n.name));
-    for (const auto& other : s.fleet_groups)
-      if (other.node.name == g.node.name)
-        throw InputError(path, nodes.front().line, "metadata.name",
-                         fmt::format("two --add-nodes files name their node '{}'", g.node.name));
-    g.count = count;
-    g.node.cards = static_cast<int>(nodes.front().node.devices.size());
-    g.prototype = std::move(nodes.front().node);
-    s.fleet_groups.push_back(std::move(g));
+    s.fleet_groups.push_back(added_node_group(path, count, s.snapshot->nodes, s.fleet_groups));
   }
   set_fleet_counts(s, {}, {});
   return s;

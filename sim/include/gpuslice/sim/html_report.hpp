@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "gpuslice/sim/simulator.hpp"
 
@@ -21,6 +22,12 @@ struct ReportLimits {
 // The page for a run: its summary, timeline, pods and card_use (events are
 // not drawn).
 std::string render_report_html(const RunResult& run, const ReportLimits& limits = {});
+
+// Text for HTML, with & < > " escaped.
+std::string escape_html(std::string_view text);
+// JSON text for a <script> element: "</" would end the element early, so it
+// is written "<\/" (the same string to a JSON reader).
+std::string script_safe(std::string json);
 
 // Writes DIR/report.html; throws OutputError when it cannot.
 void write_report(const RunResult& run, const std::string& dir);

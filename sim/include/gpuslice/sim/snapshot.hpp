@@ -14,6 +14,7 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/workload.hpp"
 
 namespace gpuslice::sim {
@@ -84,6 +85,12 @@ struct SnapshotRunSpec {
   std::vector<std::string> cordon;        // node names
   std::optional<double> assume_duration;  // seconds
 };
+
+// The fleet group of an added node file (one Node manifest, copied `count`
+// times as <name>-<i>): its name must not clash with the snapshot's nodes
+// or another group's. Throws InputError naming the file.
+FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,
+                            const std::vector<FleetGroup>& others);
 
 // The run as a scenario: the snapshot's nodes first, then one group per
 // --add-nodes file (so capacity planning can vary its count); the pod

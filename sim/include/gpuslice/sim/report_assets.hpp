@@ -1,5 +1,5 @@
 // The texts report.html inlines, compiled in from files at build time
-// (sim/CMakeLists.txt generates their definitions).
+// (sim/CMakeLists.txt generates their definitions with cmake/EmbedTexts.cmake).
 #pragma once
 
 #include <string_view>

@@ -1,0 +1,50 @@
+// defrag's report.html: card use before and after the plan, drawn with
+// Chart.js from the JSON in #defrag-data (written by gpuslice, see
+// defrag/src/html_report.cpp). After each chart has drawn a non-empty
+// canvas the body's data-rendered counts it; the browser test compares that
+// count with data-charts.
+'use strict';
+(function () {
+  const data = JSON.parse(document.getElementById('defrag-data').textContent);
+  const body = document.body;
+  const rendered = new Set();
+  function hasInk(canvas) {
+    if (!canvas.width || !canvas.height) return false;
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) return true;
+    return false;
+  }
+  Chart.register({
+    id: 'gpusliceRendered',
+    afterRender(chart) {
+      if (rendered.has(chart.canvas.id) || !hasInk(chart.canvas)) return;
+      rendered.add(chart.canvas.id);
+      body.setAttribute('data-rendered', String(rendered.size));
+      body.setAttribute('data-rendered-charts', Array.from(rendered).sort().join(' '));
+    },
+  });
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.font.size = 13;
+
+  const cards = data.cards;
+  const labels = cards.map((c) => c.label);
+  function bars(id, unit, before, after, capacity) {
+    const datasets = [
+      { label: 'before', backgroundColor: '#9aa5b1', data: cards.map(before) },
+      { label: data.has_plan ? 'after the plan' : 'after (no plan: unchanged)', backgroundColor: '#1f77b4',
+        data: cards.map(after) },
+      { label: 'capacity', type: 'line', borderColor: '#d62728', backgroundColor: '#d62728', pointRadius: 2,
+        borderWidth: 1, showLine: false, data: cards.map(capacity) },
+    ];
+    return new Chart(document.getElementById(id), {
+      type: 'bar', data: { labels: labels, datasets: datasets },
+      options: { scales: { x: { ticks: { autoSkip: false, maxRotation: 60, minRotation: 30 } },
+                           y: { beginAtZero: true, title: { display: true, text: unit } } },
+                 plugins: { legend: { position: 'top' },
+                            tooltip: { callbacks: { afterBody: (items) => cards[items[0].dataIndex].note || '' } } } },
+    });
+  }
+  bars('chart-memory', 'card memory in use (MiB)', (c) => c.before_mib, (c) => c.after_mib, (c) => c.capacity_mib);
+  bars('chart-cores', 'card cores in use (%)', (c) => c.before_cores, (c) => c.after_cores, (c) => c.capacity_cores);
+})();
