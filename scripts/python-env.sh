@@ -30,7 +30,7 @@ stale=""
 if [ ! -f "$pkg_stamp" ] || ! "$VENV/bin/python" -c "import gpuslice._gpuslice" >/dev/null 2>&1; then
   stale=yes
 else
-  for src in pyproject.toml CMakeLists.txt core sim plan python/CMakeLists.txt python/src python/gpuslice; do
+  for src in pyproject.toml CMakeLists.txt cmake core sim plan defrag python/CMakeLists.txt python/src python/gpuslice; do
     [ -e "$src" ] || continue
     if [ -n "$(find "$src" -type f -newer "$pkg_stamp" -print -quit)" ]; then stale=yes; break; fi
   done

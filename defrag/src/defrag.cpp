@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <stdexcept>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/scheduler.hpp"
@@ -139,6 +140,43 @@ AddInstead add_instead(const Input& input, const DefragRequest& request, const B
 
 }  // namespace
 
+DefragRequest request_of(const RequestWords& w) {
+  DefragRequest req;
+  req.snapshot = w.snapshot;
+  const int goals = (w.for_pods ? 1 : 0) + (w.for_queue ? 1 : 0) + (w.free_cards ? 1 : 0);
+  if (goals > 1)
+    throw core::InputError("command line", 0, "--for", "give one of --for, --for-queue and --free-cards");
+  if (w.for_pods) {
+    req.goal.kind = Goal::Kind::Pods;
+    req.goal.pods = *w.for_pods;
+  } else if (w.free_cards) {
+    req.goal = free_cards_goal(*w.free_cards);
+  }
+  req.options.policy = w.policy;
+  req.options.gpu_policy = w.gpu_policy;
+  req.options.protect = w.protect;
+  try {
+    req.options.movable = parse_label_selector(w.movable);
+  } catch (const std::invalid_argument& e) {
+    throw core::InputError("command line", 0, "--movable", fmt::format("'{}': {}", w.movable, e.what()));
+  }
+  if (w.max_moves < 0 || w.max_moves > 1000)
+    throw core::InputError("command line", 0, "--max-moves", "must be a whole number from 0 to 1000");
+  req.search.max_moves = w.max_moves;
+  req.search.exact_budget = w.search_budget;
+  if (w.search == "auto")
+    req.search.method = SearchOptions::Method::Auto;
+  else if (w.search == "exact")
+    req.search.method = SearchOptions::Method::Exact;
+  else if (w.search == "heuristic")
+    req.search.method = SearchOptions::Method::Heuristic;
+  else
+    throw core::InputError("command line", 0, "--search",
+                           fmt::format("'{}': use auto, exact or heuristic", w.search));
+  req.add = w.add;
+  return req;
+}
+
 DefragResult defrag(const Input& input, const DefragRequest& request, double read_seconds) {
   DefragResult r;
   r.snapshot = request.snapshot;
@@ -147,6 +185,8 @@ DefragResult defrag(const Input& input, const DefragRequest& request, double rea
   r.warnings = input.warnings;
   if (request.search.max_moves < 0 || request.search.max_moves > 1000)
     throw core::InputError("command line", 0, "--max-moves", "must be a whole number from 0 to 1000");
+  if (request.snapshot.empty())
+    throw core::InputError("command line", 0, "--snapshot", "name the cluster snapshot");
   r.built = build_problem(input.snapshot, input.facts, request.goal, request.options);
   // A bad --add file is bad input whether or not it is needed.
   std::optional<sim::FleetGroup> given;

@@ -31,7 +31,18 @@ class ExactSearch {
       from = std::min(bounds_.bound(), max_moves_ + 1);
     }
     out.refuted_below = from;
+    size_t movable = 0;
+    for (uint32_t p = 0; p < problem_.pods.size(); ++p) movable += replay_.may_move(p) ? 1 : 0;
     for (int limit = from; limit <= max_moves_; ++limit) {
+      // A depth whose first moves alone (every movable pod, limit - 1 deep)
+      // exceed the budget cannot be searched through: give up before
+      // spending it.
+      double first_moves = 1;
+      for (int k = 1; k < limit; ++k) first_moves *= static_cast<double>(movable);
+      if (first_moves > static_cast<double>(budget_)) {
+        out.gave_up = true;
+        return finish(out);
+      }
       if (bounds_.active()) bounds_.raise_cap(limit);
       best_.reset();
       cut_ = false;
@@ -71,7 +82,7 @@ class ExactSearch {
   }
 
   bool over_budget() {
-    if (replay_.placements() > budget_) gave_up_ = true;
+    if (replay_.placements() + scanned_ / 64 > budget_) gave_up_ = true;
     return gave_up_;
   }
 
@@ -134,6 +145,7 @@ class ExactSearch {
     std::vector<uint32_t> candidates;
     size_t movable = 0;
     for (uint32_t p = 0; p < problem_.pods.size(); ++p) movable += replay_.may_move(p) ? 1 : 0;
+    scanned_ += problem_.pods.size();  // the scans for candidates count against the budget too
     if (left == 1 && bounds_.active() && bounds_.last_move_candidates(replay_, candidates)) {
       // The last move must be one of these; the others lead to states the
       // bound prunes at this depth, not at a deeper one.
@@ -183,6 +195,7 @@ class ExactSearch {
   std::optional<Plan> best_;
   bool cut_ = false, gave_up_ = false;
   uint64_t states_ = 0;
+  uint64_t scanned_ = 0;  // pods looked at while choosing moves
   std::vector<size_t> touched_;
   std::unordered_map<uint64_t, std::vector<Reached>> seen_;
 };

@@ -10,11 +10,17 @@
 
 namespace gpuslice::defrag {
 
+uint64_t default_exact_budget(size_t nodes) {
+  return std::clamp<uint64_t>(200'000'000 / (nodes + 100), 20'000, 1'000'000);
+}
+
 SearchResult search(const Problem& problem, const SearchOptions& options) {
   if (options.max_moves < 0) throw std::invalid_argument("max_moves must not be negative");
   SearchResult r;
   if (options.method != SearchOptions::Method::Heuristic) {
-    ExactOutcome ex = exact_search(problem, options.max_moves, options.exact_budget);
+    const uint64_t budget =
+        options.exact_budget > 0 ? options.exact_budget : default_exact_budget(problem.cluster.size());
+    ExactOutcome ex = exact_search(problem, options.max_moves, budget);
     r.placements += ex.placements;
     r.states = ex.states;
     r.exact_depths_done = ex.refuted_below;

@@ -6,6 +6,7 @@
     r.summary, r.timeline, r.pods, r.events
     df = gpuslice.sweep(policies=["hami-binpack", "hami-spread"], seeds=[1, 2, 3], scenario="...")
     plan = gpuslice.plan_capacity("scenarios/capacity-planning.yaml", "p95_pending_s<=60")
+    moves = gpuslice.defrag(snapshot="cluster.yaml", for_queue=True)   # the fewest pod moves
 
 Everything runs in the C++ core and simulator (module gpuslice._gpuslice); bad input raises
 gpuslice.InputError (a ValueError with .file, .line, .field and .detail).
@@ -16,6 +17,7 @@ from __future__ import annotations
 from . import _gpuslice
 from ._gpuslice import InputError
 from .api import Fleet, SimResult, place, pod_requests, policies, simulate
+from .defrag import defrag
 from .plan import PlanResult, metric_names, plan_capacity
 from .sweep import sweep
 
@@ -34,6 +36,7 @@ __all__ = [
     "simulate",
     "sweep",
     "plan_capacity",
+    "defrag",
     "metric_names",
     "plots",
 ]

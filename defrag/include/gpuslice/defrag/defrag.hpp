@@ -25,6 +25,24 @@ struct DefragRequest {
   std::optional<std::string> add;
 };
 
+// A request as front ends spell it (the CLI's flags, Python's keywords),
+// read into a DefragRequest in one place; errors name the flag.
+struct RequestWords {
+  std::string snapshot;
+  std::optional<std::vector<std::string>> for_pods;  // --for
+  bool for_queue = false;                            // --for-queue
+  std::optional<std::string> free_cards;             // --free-cards N[:MODEL]
+  std::string policy = "hami", gpu_policy = "spread";
+  int max_moves = 5;
+  std::string movable;  // label selector text
+  std::vector<std::string> protect;
+  std::optional<std::string> add;
+  std::string search = "auto";  // auto | exact | heuristic
+  uint64_t search_budget = SearchOptions{}.exact_budget;
+};
+// Throws core::InputError naming the flag.
+DefragRequest request_of(const RequestWords& words);
+
 // What adding nodes instead would take.
 struct AddInstead {
   std::string template_name;  // added nodes are <template_name>-<i>

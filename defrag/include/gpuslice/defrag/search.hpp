@@ -21,8 +21,10 @@ struct SearchOptions {
   enum class Method { Auto, Exact, Heuristic };
   Method method = Method::Auto;
   // Scheduler decisions the exact search may make before it gives up (Auto
-  // then runs the heuristic; Exact reports what it proved so far).
-  uint64_t exact_budget = 200000;
+  // then runs the heuristic; Exact reports what it proved so far). 0: by
+  // the fleet's size (default_exact_budget), as a decision visits more
+  // nodes on a larger fleet.
+  uint64_t exact_budget = 0;
   uint64_t heuristic_budget = 50000;
 };
 
@@ -40,5 +42,9 @@ struct SearchResult {
 };
 
 SearchResult search(const Problem& problem, const SearchOptions& options);
+
+// About 2 x 10^8 node visits: 1,000,000 decisions up to ~100 nodes, 50,000
+// at 4,000 nodes, never under 20,000.
+uint64_t default_exact_budget(size_t nodes);
 
 }  // namespace gpuslice::defrag
