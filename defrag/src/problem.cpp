@@ -23,7 +23,7 @@ std::string_view pinned_text(Pinned why) {
     case Pinned::NotRunning:
       return "not Running";
     case Pinned::Bare:
-      return "bare (no controller recreates it)";
+      return "bare (no controller)";
     case Pinned::Protected:
       return "in a --protect namespace";
     case Pinned::NotSelected:
