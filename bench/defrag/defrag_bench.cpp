@@ -19,7 +19,6 @@
 //
 // Times are wall seconds of one run on this machine (best of 3 for known).
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -31,21 +30,15 @@
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/defrag/defrag.hpp"
 #include "gpuslice/defrag/outputs.hpp"
+#include "measure.hpp"
 
 using namespace gpuslice;
 using namespace gpuslice::defrag;
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
-}
+using gpuslice::bench::peak_rss_mib;
+using gpuslice::bench::seconds_since;
 
 void print_result(const char* what, const SearchResult& r, double seconds) {
   fmt::print("  {:<10} {:>6} {:>9} {:>8} {:>7} {:>10} {:>11} {:>9.4f}\n", what,

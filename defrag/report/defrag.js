@@ -1,31 +1,10 @@
 // defrag's report.html: card use before and after the plan, drawn with
 // Chart.js from the JSON in #defrag-data (written by gpuslice, see
-// defrag/src/html_report.cpp). After each chart has drawn a non-empty
-// canvas the body's data-rendered counts it; the browser test compares that
-// count with data-charts.
+// defrag/src/html_report.cpp); the simulator's chart_marks.js, run before,
+// counts the charts drawn for the browser test.
 'use strict';
 (function () {
   const data = JSON.parse(document.getElementById('defrag-data').textContent);
-  const body = document.body;
-  const rendered = new Set();
-  function hasInk(canvas) {
-    if (!canvas.width || !canvas.height) return false;
-    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) return true;
-    return false;
-  }
-  Chart.register({
-    id: 'gpusliceRendered',
-    afterRender(chart) {
-      if (rendered.has(chart.canvas.id) || !hasInk(chart.canvas)) return;
-      rendered.add(chart.canvas.id);
-      body.setAttribute('data-rendered', String(rendered.size));
-      body.setAttribute('data-rendered-charts', Array.from(rendered).sort().join(' '));
-    },
-  });
-  Chart.defaults.animation = false;
-  Chart.defaults.maintainAspectRatio = false;
-  Chart.defaults.font.size = 13;
 
   const cards = data.cards;
   const labels = cards.map((c) => c.label);

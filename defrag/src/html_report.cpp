@@ -156,6 +156,8 @@ std::string render_html(const DefragResult& r) {
       scope);
   html += "<script>\n";
   html += sim::report_assets::chartjs();
+  html += "\n</script>\n<script>\n";
+  html += sim::report_assets::chart_marks();
   html += "\n</script>\n<script type=\"application/json\" id=\"defrag-data\">";
   html += sim::script_safe(data.dump(-1, ' ', false, ordered_json::error_handler_t::replace));
   html += "</script>\n<script>\n";

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/csv_table.hpp"
 #include "html_report.hpp"
 
 namespace gpuslice::defrag {
@@ -76,13 +77,6 @@ std::vector<int32_t> budget_use(const DefragResult& r) {
     for (const auto& m : r.search.plan->moves)
       for (uint32_t b : r.built.problem.pods[m.pod].budgets) ++used[b];
   return used;
-}
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace
@@ -279,9 +273,10 @@ std::string moves_csv(const DefragResult& r) {
   if (!r.search.plan) return out;
   for (size_t i = 0; i < r.search.plan->moves.size(); ++i) {
     const Move& m = r.search.plan->moves[i];
-    out += fmt::format("{},{},{},{},{},{},{}\n", i + 1, csv_field(p.pods[m.pod].key),
-                       csv_field(p.cluster.node(m.from.node).name),
-                       fmt::join(cards_of(p.cluster, m.from), ";"), csv_field(p.cluster.node(m.to.node).name),
+    out += fmt::format("{},{},{},{},{},{},{}\n", i + 1, sim::csv_cell(p.pods[m.pod].key),
+                       sim::csv_cell(p.cluster.node(m.from.node).name),
+                       fmt::join(cards_of(p.cluster, m.from), ";"),
+                       sim::csv_cell(p.cluster.node(m.to.node).name),
                        fmt::join(cards_of(p.cluster, m.to), ";"), p.pods[m.pod].gpu_mib);
   }
   return out;

@@ -1,32 +1,10 @@
 // report.html's charts, drawn with Chart.js from the JSON in #report-data
-// (written by gpuslice, see sim/src/report_data.cpp). After each chart has
-// drawn a non-empty canvas the body's data-rendered counts it; the browser
-// test compares that count with data-charts.
+// (written by gpuslice, see sim/src/report_data.cpp); chart_marks.js, run
+// before, counts the charts drawn for the browser test.
 'use strict';
 (function () {
   const data = JSON.parse(document.getElementById('report-data').textContent);
   const body = document.body;
-  const rendered = new Set();
-
-  function hasInk(canvas) {
-    if (!canvas.width || !canvas.height) return false;
-    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-    for (let i = 3; i < pixels.length; i += 4) if (pixels[i] !== 0) return true;
-    return false;
-  }
-  Chart.register({
-    id: 'gpusliceRendered',
-    afterRender(chart) {
-      if (rendered.has(chart.canvas.id) || !hasInk(chart.canvas)) return;
-      rendered.add(chart.canvas.id);
-      body.setAttribute('data-rendered', String(rendered.size));
-      body.setAttribute('data-rendered-charts', Array.from(rendered).sort().join(' '));
-    },
-  });
-  Chart.defaults.animation = false;
-  Chart.defaults.maintainAspectRatio = false;
-  Chart.defaults.font.size = 13;
-  Chart.defaults.plugins.legend.position = 'top';
 
   const palette = { gpu: '#1f77b4', memory: '#ff7f0e', cores: '#2ca02c', frag: '#d62728', busy: '#9467bd',
                     running: '#1f77b4', pending: '#ff7f0e', waited: '#1f77b4', still: '#d62728' };

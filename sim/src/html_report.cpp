@@ -263,6 +263,8 @@ std::string render_report_html(const RunResult& run, const ReportLimits& limits)
         c.title, c.id, c.note, c.height, c.id);
   html += "<script>\n";
   html += report_assets::chartjs();
+  html += "\n</script>\n<script>\n";
+  html += report_assets::chart_marks();
   html += "\n</script>\n<script type=\"application/json\" id=\"report-data\">";
   html += script_safe(report_data(run, limits).dump(-1, ' ', false, Json::error_handler_t::replace));
   html += "</script>\n<script>\n";

@@ -12,6 +12,7 @@
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/csv_table.hpp"
 #include "gpuslice/sim/html_report.hpp"
 #include "gpuslice/sim/timeline_columns.hpp"
 
@@ -22,14 +23,6 @@ std::ofstream open_out(const std::filesystem::path& p) {
   std::ofstream f(p);
   if (!f) throw OutputError(fmt::format("cannot write '{}': {}", p.string(), std::strerror(errno)));
   return f;
-}
-
-// CSV cells with commas or quotes are quoted (allocations contain commas).
-std::string cell(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
 }
 
 std::string number(double v) { return v < 0 ? std::string() : fmt::format("{:.3f}", v); }
@@ -102,11 +95,11 @@ void write_outputs(const RunResult& r, const std::string& dir) {
          "shortfall\n";
     for (const auto& p : r.pods) {
       if (p.starting) continue;  // a snapshot's pod placed before the run
-      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", cell(p.name), cell(p.kind), p.gpu_milli,
-                 number(p.arrival), number(p.start), number(p.end),
-                 p.start >= 0 ? number(p.start - p.arrival) : std::string(), p.status, cell(p.node),
-                 cell(p.allocation), cell(p.reason), p.origin, cell(cards_of(p.allocation)),
-                 cell(p.shortfall));
+      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(p.name), csv_cell(p.kind),
+                 p.gpu_milli, number(p.arrival), number(p.start), number(p.end),
+                 p.start >= 0 ? number(p.start - p.arrival) : std::string(), p.status, csv_cell(p.node),
+                 csv_cell(p.allocation), csv_cell(p.reason), p.origin, csv_cell(cards_of(p.allocation)),
+                 csv_cell(p.shortfall));
     }
   }
   if (!r.node_names.empty()) {
@@ -115,8 +108,8 @@ void write_outputs(const RunResult& r, const std::string& dir) {
     auto f = open_out(d / "card_use.csv");
     f << "time,node,card,slots,memory_mib,cores,card_memory_mib\n";
     for (const auto& c : r.card_use)
-      fmt::print(f, "{:.3f},{},{},{},{},{},{}\n", c.time, cell(r.node_names[c.node]), c.card, c.used.slots,
-                 c.used.memory_mib, c.used.cores, c.card_memory_mib);
+      fmt::print(f, "{:.3f},{},{},{},{},{},{}\n", c.time, csv_cell(r.node_names[c.node]), c.card,
+                 c.used.slots, c.used.memory_mib, c.used.cores, c.card_memory_mib);
   }
   {
     auto f = open_out(d / "events.jsonl");

@@ -293,14 +293,23 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
   return r;
 }
 
+// A map of strings (labels, matchLabels); a null value is the empty string.
+std::map<std::string, std::string> string_map(const Doc& doc, const YAML::Node& parent, const char* key,
+                                              const std::string& field) {
+  std::map<std::string, std::string> out;
+  const YAML::Node map = doc.map_at(parent, key, field);
+  if (!map || !map.IsMap()) return out;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const std::string k = doc.scalar(it->first, field);
+    const YAML::Node value = it->second;
+    out[k] = value.IsNull() ? std::string() : doc.scalar(value, field + "." + k);
+  }
+  return out;
+}
+
 // Labels, the controlling owner and deletion: what makes a pod movable.
 void read_pod_meta(const Doc& doc, const YAML::Node& meta, PodMeta& out) {
-  if (YAML::Node labels = doc.map_at(meta, "labels", "metadata.labels"); labels && labels.IsMap())
-    for (auto it = labels.begin(); it != labels.end(); ++it) {
-      const std::string key = doc.scalar(it->first, "metadata.labels");
-      const YAML::Node value = it->second;
-      out.labels[key] = value.IsNull() ? std::string() : doc.scalar(value, "metadata.labels." + key);
-    }
+  out.labels = string_map(doc, meta, "labels", "metadata.labels");
   if (YAML::Node owners = get(meta, "ownerReferences"); owners && !owners.IsNull()) {
     if (!owners.IsSequence()) doc.fail(owners, "metadata.ownerReferences", "must be a list");
     for (size_t i = 0; i < owners.size(); ++i) {
@@ -464,14 +473,7 @@ BudgetDocument parse_budget(const Doc& doc, const YAML::Node& obj) {
   YAML::Node sel = doc.map_at(spec, "selector", "spec.selector");
   if (!sel) return b;
   b.has_selector = true;
-  if (YAML::Node labels = doc.map_at(sel, "matchLabels", "spec.selector.matchLabels");
-      labels && labels.IsMap())
-    for (auto it = labels.begin(); it != labels.end(); ++it) {
-      const std::string key = doc.scalar(it->first, "spec.selector.matchLabels");
-      const YAML::Node value = it->second;
-      b.match_labels[key] =
-          value.IsNull() ? std::string() : doc.scalar(value, "spec.selector.matchLabels." + key);
-    }
+  b.match_labels = string_map(doc, sel, "matchLabels", "spec.selector.matchLabels");
   if (YAML::Node exprs = get(sel, "matchExpressions"); exprs && !exprs.IsNull()) {
     if (!exprs.IsSequence()) doc.fail(exprs, "spec.selector.matchExpressions", "must be a list");
     for (size_t i = 0; i < exprs.size(); ++i) {

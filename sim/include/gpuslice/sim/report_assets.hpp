@@ -1,4 +1,4 @@
-// The texts report.html inlines, compiled in from files at build time
+// The texts report.html (and defrag's page) inline, compiled in from files at build time
 // (sim/CMakeLists.txt generates their definitions with cmake/EmbedTexts.cmake).
 #pragma once
 
@@ -7,6 +7,7 @@
 namespace gpuslice::sim::report_assets {
 
 std::string_view chartjs();      // Chart.js 3, the UMD build (Debian's libjs-chart.js)
+std::string_view chart_marks();  // sim/report/chart_marks.js: counts drawn charts, common defaults
 std::string_view page_script();  // sim/report/report.js
 std::string_view page_style();   // sim/report/report.css
 
