@@ -9,6 +9,12 @@
 //                                   (kubectl get nodes,pods,pdb -A -o json|yaml): reading the
 //                                   file and the plan timed apart (the goal: the plan within 2 s
 //                                   beyond reading on the 4,000-node dump)
+//   defrag_bench write FILE [nodes] [tight]
+//                                   the synthetic fleet below as `kubectl get nodes,pods,pdb -A
+//                                   -o json` (its pods with ReplicaSet owners and labels, two
+//                                   daemon pods per node, the 70000 MiB pod ml/finetune-70g
+//                                   pending, a PodDisruptionBudget per 100 ReplicaSets), for
+//                                   `dump`
 //   defrag_bench synthetic [nodes] [max-moves] [tight]
 //                                   the same question on a fleet built in memory (8 x 80 GB
 //                                   cards per node, 1 to 3 pods per card, every card short of
@@ -22,9 +28,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 
+#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/registration.hpp"
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
@@ -185,6 +195,106 @@ Problem synthetic_problem(size_t nodes, bool tight) {
   return p;
 }
 
+// The synthetic problem as a kubectl JSON dump. Pods keep their names; each
+// running GPU pod belongs to a ReplicaSet of its own name's first part
+// ("job-<node>" for the pods of a node), bare ones have no owner.
+int write_dump(const std::string& path, size_t nodes, bool tight) {
+  using nlohmann::ordered_json;
+  const Problem p = synthetic_problem(nodes, tight);
+  ordered_json items = ordered_json::array();
+  for (size_t n = 0; n < p.cluster.size(); ++n) {
+    const core::Node& node = p.cluster.node(n);
+    items.push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Node"},
+         {"metadata",
+          {{"name", node.name},
+           {"labels", {{"kubernetes.io/hostname", node.name}, {"gpu", "on"}}},
+           {"annotations",
+            {{std::string(core::codec::kRegisterAnnotation),
+              core::codec::encode_registration_json(node.devices)}}}}},
+         {"status", {{"allocatable", {{"cpu", "128"}, {"memory", "1048576Mi"}, {"pods", "110"}}}}}});
+  }
+  for (const RunningPod& r : p.pods) {
+    const core::Node& node = p.cluster.node(r.node);
+    const std::string set = "job-" + r.request.name.substr(4, r.request.name.find('-', 4) - 4);
+    ordered_json meta = {{"name", r.request.name},
+                         {"namespace", r.request.ns},
+                         {"labels", {{"app", set}}},
+                         {"annotations",
+                          {{std::string(core::codec::kAssignedNodeAnnotation), node.name},
+                           {std::string(core::codec::kAllocatedAnnotation),
+                            core::codec::encode_allocation(r.allocation, node)}}}};
+    if (r.movable())
+      meta["ownerReferences"] = ordered_json::array({{{"apiVersion", "apps/v1"},
+                                                      {"kind", "ReplicaSet"},
+                                                      {"name", set},
+                                                      {"uid", "uid-" + set},
+                                                      {"controller", true}}});
+    const auto& c = r.request.containers.front();
+    items.push_back({{"apiVersion", "v1"},
+                     {"kind", "Pod"},
+                     {"metadata", meta},
+                     {"spec",
+                      {{"nodeName", node.name},
+                       {"containers",
+                        ordered_json::array({{{"name", "main"},
+                                              {"resources",
+                                               {{"limits",
+                                                 {{"nvidia.com/gpu", "1"},
+                                                  {"nvidia.com/gpumem", std::to_string(c.memory_mib)},
+                                                  {"nvidia.com/gpucores", std::to_string(c.cores)}}}}}}})}}},
+                     {"status",
+                      {{"phase", "Running"},
+                       {"conditions", ordered_json::array({{{"type", "Ready"}, {"status", "True"}}})}}}});
+  }
+  for (size_t n = 0; n < p.cluster.size(); ++n)
+    for (const char* daemon : {"node-exporter", "hami-device-plugin"})
+      items.push_back(
+          {{"apiVersion", "v1"},
+           {"kind", "Pod"},
+           {"metadata",
+            {{"name", fmt::format("{}-{}", daemon, n)},
+             {"namespace", "kube-system"},
+             {"ownerReferences", ordered_json::array({{{"apiVersion", "apps/v1"},
+                                                       {"kind", "DaemonSet"},
+                                                       {"name", daemon},
+                                                       {"uid", std::string("uid-") + daemon},
+                                                       {"controller", true}}})}}},
+           {"spec",
+            {{"nodeName", p.cluster.node(n).name},
+             {"containers", ordered_json::array(
+                                {{{"name", "main"},
+                                  {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}}}})}}},
+           {"status", {{"phase", "Running"}}}});
+  items.push_back(
+      {{"apiVersion", "v1"},
+       {"kind", "Pod"},
+       {"metadata",
+        {{"name", "finetune-70g"}, {"namespace", "ml"}, {"creationTimestamp", "2026-11-24T09:00:00Z"}}},
+       {"spec",
+        {{"containers", ordered_json::array({{{"name", "main"},
+                                              {"resources",
+                                               {{"limits",
+                                                 {{"nvidia.com/gpu", "1"},
+                                                  {"nvidia.com/gpumem", "70000"},
+                                                  {"nvidia.com/gpucores", "60"}}}}}}})}}},
+       {"status", {{"phase", "Pending"}}}});
+  for (size_t n = 0; n < p.cluster.size(); n += 100)
+    items.push_back(
+        {{"apiVersion", "policy/v1"},
+         {"kind", "PodDisruptionBudget"},
+         {"metadata", {{"name", fmt::format("job-{}", n)}, {"namespace", "ml"}}},
+         {"spec",
+          {{"minAvailable", "50%"}, {"selector", {{"matchLabels", {{"app", fmt::format("job-{}", n)}}}}}}}});
+  std::ofstream f(path);
+  f << ordered_json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump(1) << "\n";
+  if (!f.flush()) throw std::runtime_error("cannot write " + path);
+  fmt::print("{}: {} nodes, {} GPU pods running, {} daemon pods, 1 pending (ml/finetune-70g, 70000 MiB)\n",
+             path, nodes, p.pods.size(), 2 * nodes);
+  return 0;
+}
+
 int synthetic(size_t nodes, int max_moves, bool tight) {
   auto t = std::chrono::steady_clock::now();
   const Problem p = synthetic_problem(nodes, tight);
@@ -212,6 +322,9 @@ int main(int argc, char** argv) {
   try {
     if (mode == "known") return known();
     if (mode == "dump" && argc >= 4) return dump(argv[2], argv[3], argc > 4 ? std::stoi(argv[4]) : 5);
+    if (mode == "write" && argc >= 3)
+      return write_dump(argv[2], argc > 3 ? std::stoul(argv[3]) : 4000,
+                        argc > 4 && std::string(argv[4]) == "tight");
     if (mode == "synthetic")
       return synthetic(argc > 2 ? std::stoul(argv[2]) : 4000, argc > 3 ? std::stoi(argv[3]) : 5,
                        argc > 4 && std::string(argv[4]) == "tight");

@@ -1,13 +1,10 @@
 #include "gpuslice/defrag/disruption_budget.hpp"
 
 #include <algorithm>
-#include <set>
 
 namespace gpuslice::defrag {
 
 namespace {
-
-std::string namespace_of(const std::string& key) { return key.substr(0, key.find('/')); }
 
 // intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=true).
 int32_t scaled_up(const IntOrPercent& v, int32_t total) {
@@ -17,39 +14,68 @@ int32_t scaled_up(const IntOrPercent& v, int32_t total) {
 
 bool terminated(const PodFacts& p) { return p.phase == "Succeeded" || p.phase == "Failed"; }
 
-}  // namespace
+using Entry = std::pair<const std::string, PodFacts>;
 
-std::vector<uint32_t> budgets_of(const WorkloadFacts& facts, const std::string& ns, const Labels& labels) {
-  std::vector<uint32_t> out;
-  for (uint32_t i = 0; i < facts.budgets.size(); ++i)
-    if (facts.budgets[i].ns == ns && facts.budgets[i].selector.matches(labels)) out.push_back(i);
+// The pods of one namespace, and who carries each label value.
+struct NamespacePods {
+  std::vector<const Entry*> all;
+  std::unordered_map<std::string, std::vector<const Entry*>> by_label;  // "key=value" -> pods
+};
+
+// The pods a selector could match: those carrying a value its most
+// selective In requirement accepts, or the whole namespace.
+std::vector<const Entry*> candidates(const LabelSelector& selector, const NamespacePods& ns) {
+  const LabelRequirement* narrowest = nullptr;
+  size_t fewest = ns.all.size();
+  auto count = [&](const LabelRequirement& r) {
+    size_t n = 0;
+    for (const auto& v : r.values)
+      if (auto it = ns.by_label.find(r.key + "=" + v); it != ns.by_label.end()) n += it->second.size();
+    return n;
+  };
+  for (const auto& r : selector.requirements)
+    if (r.op == LabelRequirement::Op::In)
+      if (const size_t n = count(r); !narrowest || n < fewest) {
+        narrowest = &r;
+        fewest = n;
+      }
+  if (!narrowest) return ns.all;
+  std::vector<const Entry*> out;
+  for (const auto& v : narrowest->values)
+    if (auto it = ns.by_label.find(narrowest->key + "=" + v); it != ns.by_label.end())
+      out.insert(out.end(), it->second.begin(), it->second.end());
   return out;
 }
 
-std::vector<BudgetState> budget_states(const WorkloadFacts& facts) {
-  std::vector<BudgetState> out;
-  // Pods in a stable order: the counts do not depend on it, but a
-  // controller's scale is counted once per controller.
-  std::vector<const std::pair<const std::string, PodFacts>*> pods;
-  for (const auto& entry : facts.pods) pods.push_back(&entry);
-  std::sort(pods.begin(), pods.end(), [](auto* a, auto* b) { return a->first < b->first; });
-  for (const BudgetFacts& b : facts.budgets) {
+}  // namespace
+
+Budgets evaluate_budgets(const WorkloadFacts& facts) {
+  Budgets out;
+  // A budget selects pods of its own namespace only.
+  std::unordered_map<std::string, NamespacePods> by_namespace;
+  for (const auto& b : facts.budgets) by_namespace.try_emplace(b.ns);
+  for (const auto& entry : facts.pods) {
+    auto it = by_namespace.find(entry.first.substr(0, entry.first.find('/')));
+    if (it == by_namespace.end()) continue;  // no budget there
+    it->second.all.push_back(&entry);
+    for (const auto& [key, value] : entry.second.labels)
+      it->second.by_label[key + "=" + value].push_back(&entry);
+  }
+  for (uint32_t i = 0; i < facts.budgets.size(); ++i) {
+    const BudgetFacts& b = facts.budgets[i];
     BudgetState s;
     s.ns = b.ns;
     s.name = b.name;
     int32_t managed = 0;  // the controllers' scale, as far as the snapshot shows it
-    std::set<std::string> controllers;
-    for (const auto* entry : pods) {
-      const PodFacts& p = entry->second;
-      if (namespace_of(entry->first) != b.ns || !b.selector.matches(p.labels)) continue;
-      ++s.matched;
-      if (p.healthy()) ++s.healthy;
-      if (p.controller && !terminated(p)) {
-        controllers.insert(p.controller->uid.empty() ? p.controller->kind + "/" + p.controller->name
-                                                     : p.controller->uid);
-        ++managed;
+    if (!b.selector.nothing)
+      for (const Entry* e : candidates(b.selector, by_namespace.at(b.ns))) {
+        const PodFacts& p = e->second;
+        if (!b.selector.matches(p.labels)) continue;
+        ++s.matched;
+        if (p.healthy()) ++s.healthy;
+        if (p.controller && !terminated(p)) ++managed;
+        out.of_pod[e->first].push_back(i);
       }
-    }
     if (b.max_unavailable) {
       s.expected = managed;
       s.desired = std::max(0, s.expected - scaled_up(*b.max_unavailable, s.expected));
@@ -63,7 +89,7 @@ std::vector<BudgetState> budget_states(const WorkloadFacts& facts) {
       }
     }
     s.allowed = s.expected > 0 ? std::max(0, s.healthy - s.desired) : 0;
-    out.push_back(std::move(s));
+    out.states.push_back(std::move(s));
   }
   return out;
 }

@@ -45,10 +45,19 @@ std::string plural(size_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
+// At most ten names, then how many more ("a, b and 7 more"): a queue can
+// hold thousands.
+std::string names(const std::vector<std::string>& all) {
+  constexpr size_t kShown = 10;
+  if (all.size() <= kShown) return fmt::format("{}", fmt::join(all, ", "));
+  return fmt::format("{} and {} more", fmt::join(all.begin(), all.begin() + kShown, ", "),
+                     all.size() - kShown);
+}
+
 std::string goal_text(const Goal& g) {
   switch (g.kind) {
     case Goal::Kind::Pods:
-      return fmt::format("for {}", fmt::join(g.pods, ", "));
+      return fmt::format("for {}", names(g.pods));
     case Goal::Kind::Queue:
       return "for the queue";
     case Goal::Kind::FreeCards:
@@ -208,14 +217,22 @@ std::string to_text(const DefragResult& r) {
                      plural(cards, "card", "cards"), plural(p.pods.size(), "GPU pod", "GPU pods"), movable,
                      why.empty() ? "" : fmt::format("; not movable: {}", fmt::join(why, "; ")));
   const auto used = budget_use(r);
+  // Every budget on a small cluster; on a large one those the plan spends and a count of the others.
+  const bool all_budgets = p.budgets.size() <= 8;
+  size_t without = 0;
+  for (const auto& b : p.budgets) without += b.allowed == 0 ? 1 : 0;
+  if (!all_budgets)
+    out += fmt::format("  {} PodDisruptionBudgets, {} allowing no eviction (summary.json lists them)\n",
+                       p.budgets.size(), without);
   for (size_t b = 0; b < p.budgets.size(); ++b)
-    out += fmt::format("  PodDisruptionBudget {}/{}: {} healthy of {} matched, {} desired: allows {}{}\n",
-                       p.budgets[b].ns, p.budgets[b].name, p.budgets[b].healthy, p.budgets[b].matched,
-                       p.budgets[b].desired,
-                       plural(static_cast<size_t>(p.budgets[b].allowed), "eviction", "evictions"),
-                       used[b] > 0 ? fmt::format(", the plan makes {}", used[b]) : "");
+    if (all_budgets || used[b] > 0)
+      out += fmt::format("  PodDisruptionBudget {}/{}: {} healthy of {} matched, {} desired: allows {}{}\n",
+                         p.budgets[b].ns, p.budgets[b].name, p.budgets[b].healthy, p.budgets[b].matched,
+                         p.budgets[b].desired,
+                         plural(static_cast<size_t>(p.budgets[b].allowed), "eviction", "evictions"),
+                         used[b] > 0 ? fmt::format(", the plan makes {}", used[b]) : "");
   if (!r.built.never_fits.empty())
-    out += fmt::format("  fit no node even empty, left out: {}\n", fmt::join(r.built.never_fits, ", "));
+    out += fmt::format("  fit no node even empty, left out: {}\n", names(r.built.never_fits));
   if (p.targets.empty()) out += "  nothing to place\n";
   const std::string how = fmt::format("{} search", s.method);
   if (s.plan) {
@@ -257,12 +274,11 @@ std::string to_text(const DefragResult& r) {
     else if (a.count)
       out += fmt::format("instead: plan --add ({}): {} named {}-<i> {} {}\n", a.from,
                          plural(static_cast<size_t>(*a.count), "node", "nodes"), a.template_name,
-                         *a.count == 1 ? "places" : "place", fmt::join(a.targets, ", "));
+                         *a.count == 1 ? "places" : "place", names(a.targets));
     else
       out += fmt::format("instead: plan --add ({}): no count up to {} places {}\n", a.from, a.max_count,
-                         fmt::join(a.targets, ", "));
-    if (!a.left_out.empty())
-      out += fmt::format("  fit no added node either: {}\n", fmt::join(a.left_out, ", "));
+                         names(a.targets));
+    if (!a.left_out.empty()) out += fmt::format("  fit no added node either: {}\n", names(a.left_out));
   }
   return out;
 }

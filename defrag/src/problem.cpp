@@ -24,6 +24,8 @@ std::string_view pinned_text(Pinned why) {
       return "not Running";
     case Pinned::Bare:
       return "bare (no controller)";
+    case Pinned::NodeBound:
+      return "bound to its node (DaemonSet or static pod)";
     case Pinned::Protected:
       return "in a --protect namespace";
     case Pinned::NotSelected:
@@ -68,6 +70,9 @@ Pinned pinned_of(const RunningPod& pod, const PodFacts* facts, const ProblemOpti
   if (facts && (facts->deleting || (!facts->phase.empty() && facts->phase != "Running")))
     return Pinned::NotRunning;
   if (!facts || !facts->controller) return Pinned::Bare;
+  // The DaemonSet controller pins its pods to their node (node affinity); a
+  // static pod's mirror is owned by its Node: evicted, neither lands elsewhere.
+  if (facts->controller->kind == "DaemonSet" || facts->controller->kind == "Node") return Pinned::NodeBound;
   if (std::find(options.protect.begin(), options.protect.end(), pod.request.ns) != options.protect.end())
     return Pinned::Protected;
   if (!options.movable.matches(facts->labels)) return Pinned::NotSelected;
@@ -174,7 +179,8 @@ Built build_problem(const sim::ClusterSnapshot& snapshot, const WorkloadFacts& f
   Built built;
   Problem& p = built.problem;
   for (const auto& n : snapshot.nodes) p.cluster.add_node(n);
-  p.budgets = budget_states(facts);
+  Budgets budgets = evaluate_budgets(facts);
+  p.budgets = std::move(budgets.states);
   for (const auto& s : snapshot.starting) {
     p.cluster.charge(s.node, s.allocation, s.request.host);
     if (s.allocation.empty()) continue;  // holds no card: nothing a move would free
@@ -186,7 +192,7 @@ Built build_problem(const sim::ClusterSnapshot& snapshot, const WorkloadFacts& f
     r.gpu_mib = gpu_mib_of(s.allocation);
     const auto it = facts.pods.find(r.key);
     const PodFacts* f = it == facts.pods.end() ? nullptr : &it->second;
-    if (f) r.budgets = budgets_of(facts, s.request.ns, f->labels);
+    if (auto b = budgets.of_pod.find(r.key); b != budgets.of_pod.end()) r.budgets = b->second;
     r.pinned = pinned_of(r, f, options, p.budgets);
     p.pods.push_back(std::move(r));
   }

@@ -63,7 +63,7 @@ items:
 
 }  // namespace
 
-TEST_CASE("--for naming an unknown pod, a running pod, a finished one: refused with the reason",
+TEST_CASE("bad --for: an unknown pod, a running pod, a finished one: refused with the reason",
           "[defrag][input]") {
   const Input in = load_input(std::string(GPUSLICE_SOURCE_DIR) + "/examples/snapshot/cluster.yaml");
   CHECK(refusal(in, pods({"ml/nope"})) == "--for: the snapshot has no pod 'ml/nope'");
@@ -79,7 +79,7 @@ TEST_CASE("--for naming an unknown pod, a running pod, a finished one: refused w
   CHECK(refusal(in, pods({"ml/finetune-7b-0"})) == "accepted");
 }
 
-TEST_CASE("--free-cards larger than the fleet, or malformed", "[defrag][input]") {
+TEST_CASE("bad --free-cards: larger than the fleet, or malformed", "[defrag][input]") {
   const Input in = load_input(std::string(GPUSLICE_SOURCE_DIR) + "/examples/snapshot/cluster.yaml");
   CHECK(refusal(in, free_cards_goal("11")) ==
         "--free-cards: 11 free cards asked, but the fleet has 10 usable cards");
@@ -180,6 +180,14 @@ TEST_CASE("PodDisruptionBudgets: read, counted, and bad ones refused with file, 
   CHECK(old.facts.budgets.empty());
   REQUIRE(old.warnings.size() == 1);
   CHECK_THAT(old.warnings[0], Catch::Contains("policy/v1beta1, not policy/v1: left out"));
+}
+
+TEST_CASE("a DaemonSet's pod is not movable: it comes back on its own node", "[defrag][input]") {
+  std::string text = cluster("");
+  const std::string owner = "kind: ReplicaSet, name: web-abc";
+  text.replace(text.find(owner), owner.size(), "kind: DaemonSet, name: dcgm");
+  const Input in = parse_input(text, "ds.yaml");
+  CHECK(build_problem(in.snapshot, in.facts, Goal{}, {}).problem.pods.at(0).pinned == Pinned::NodeBound);
 }
 
 TEST_CASE("two controllers on one pod are refused", "[defrag][input]") {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpuslice/defrag/workload_facts.hpp"
@@ -23,16 +24,21 @@ struct BudgetState {
   int32_t allowed = 0;   // disruptionsAllowed: evictions the eviction API accepts
 };
 
-// One entry per facts.budgets entry, in order.
-//
+struct Budgets {
+  std::vector<BudgetState> states;  // one per facts.budgets entry, in order
+  // "namespace/name" -> the budgets selecting that pod (pods no budget selects are absent).
+  std::unordered_map<std::string, std::vector<uint32_t>> of_pod;
+};
+
 // expectedPods for a percentage or maxUnavailable is the sum of the
 // matched pods' controllers' scale (their replicas); a dump of nodes and
 // pods does not carry replicas, so each controller's scale is taken as its
 // pods in the snapshot that have not terminated. Pods without a controller
 // are left out of that sum, as the controller leaves them out.
-std::vector<BudgetState> budget_states(const WorkloadFacts& facts);
-
-// The budgets (indexes into facts.budgets) selecting the pod "ns/name".
-std::vector<uint32_t> budgets_of(const WorkloadFacts& facts, const std::string& ns, const Labels& labels);
+//
+// A budget's candidates come from an index of the namespace's labels when
+// its selector requires a label value (matchLabels always do), so the work
+// is the pods matched, not budgets x pods.
+Budgets evaluate_budgets(const WorkloadFacts& facts);
 
 }  // namespace gpuslice::defrag

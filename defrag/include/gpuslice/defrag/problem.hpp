@@ -25,6 +25,7 @@ enum class Pinned : uint8_t {
   No,              // movable
   NotRunning,      // bound but not Running (or being deleted)
   Bare,            // no controller: an evicted bare pod is gone, nothing places it again
+  NodeBound,       // a DaemonSet's pod (or a static pod's mirror) comes back on its own node
   Protected,       // in a --protect namespace
   NotSelected,     // does not match --movable
   SeveralBudgets,  // the eviction API refuses pods under more than one budget
