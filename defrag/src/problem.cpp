@@ -201,10 +201,10 @@ Built build_problem(const sim::ClusterSnapshot& snapshot, const WorkloadFacts& f
   p.policy_args.gpu_policy = options.gpu_policy;
   // FGD's typical pods, counted as the simulator counts them on a snapshot:
   // the running GPU pods and the queue.
-  std::vector<core::PodRequest> seen;
-  for (const auto& r : p.pods) seen.push_back(r.request);
-  for (const auto& q : snapshot.queue) seen.push_back(q.request);
-  p.policy_args.typical_pods = core::typical_pods(seen);
+  p.policy_args.typical_pods =
+      core::typical_pods(p.pods.size() + snapshot.queue.size(), [&](size_t i) -> const core::PodRequest& {
+        return i < p.pods.size() ? p.pods[i].request : snapshot.queue[i - p.pods.size()].request;
+      });
 
   p.targets = targets_of(snapshot, facts, goal, p.cluster);
   if (goal.kind == Goal::Kind::Queue) {
