@@ -13,6 +13,9 @@
 #ifdef GPUSLICE_WITH_PLAN
 #include "gpuslice/plan/cli.hpp"
 #endif
+#ifdef GPUSLICE_WITH_DEFRAG
+#include "gpuslice/defrag/cli.hpp"
+#endif
 #ifdef GPUSLICE_WITH_REALGPU
 #include "gpuslice/realgpu/cli.hpp"
 #endif
@@ -59,6 +62,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef GPUSLICE_WITH_PLAN
   gpuslice::plan::register_cli(app);
+#endif
+#ifdef GPUSLICE_WITH_DEFRAG
+  gpuslice::defrag::register_cli(app);
 #endif
 #ifdef GPUSLICE_WITH_REALGPU
   gpuslice::realgpu::register_cli(app);

@@ -1,5 +1,6 @@
-// Any text as Node and Pod manifests: parsed or refused with an InputError
-// naming where, never a crash; parsed pods are placed on parsed nodes.
+// Any text as Node, Pod and PodDisruptionBudget manifests: parsed or refused
+// with an InputError naming where, never a crash; parsed pods are placed on
+// parsed nodes.
 #include <cstdint>
 #include <string>
 
@@ -15,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     auto nodes = codec::parse_nodes(text, "fuzz.yaml");
     auto pods = codec::parse_pods(text, "fuzz.yaml");
+    (void)codec::parse_disruption_budgets(text, "fuzz.yaml");
     Cluster cluster;
     for (auto& n : nodes)
       if (!cluster.find(n.node.name)) cluster.add_node(n.node);

@@ -39,7 +39,7 @@ fi
 if [ ! -f "$BUILD/gpuslice-libraries.cmake" ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 fi
-cmake --build "$BUILD" -j"$JOBS" --target gpuslice_plan gpuslice_sim gpuslice_core >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target gpuslice_defrag gpuslice_plan gpuslice_sim gpuslice_core >/dev/null
 # The module alone, linking them; then installed into the environment.
 MODULE_BUILD="$BUILD/python-module"
 if [ ! -f "$MODULE_BUILD/CMakeCache.txt" ] || ! grep -q "^Python_EXECUTABLE:.*=$PWD/$VENV/bin/python$" "$MODULE_BUILD/CMakeCache.txt"; then

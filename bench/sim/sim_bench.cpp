@@ -17,7 +17,6 @@
 // Wall time covers the event loop (what summary.json's wall_seconds reports);
 // building the workload and writing outputs are timed apart.
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,20 +31,14 @@
 #include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
 #include "gpuslice/sim/study.hpp"
+#include "measure.hpp"
 
 using namespace gpuslice::sim;
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // Linux reports KiB
-}
+using gpuslice::bench::peak_rss_mib;
+using gpuslice::bench::seconds_since;
 
 int openb(std::vector<std::string> policies) {
   const std::string dir = GPUSLICE_OPENB_DIR;

@@ -304,12 +304,12 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
 
   // The base scenario (user overrides applied), read once; each try sets
   // the varied groups' counts on a copy of it.
-  const bool snapshot = req.run.scenario.snapshot.has_value();
-  if (req.run.scenario.path.empty() && !req.run.scenario.text && !snapshot)
+  const bool snapshot = req.run.scenario.snapshot.has_value() || (req.scenario && req.scenario->snapshot);
+  if (req.run.scenario.path.empty() && !req.run.scenario.text && !snapshot && !req.scenario)
     throw InputError("arguments", 0, "scenario", "give a scenario");
-  if (snapshot && req.run.scenario.snapshot->add_nodes.empty())
+  if (req.run.scenario.snapshot && req.run.scenario.snapshot->add_nodes.empty())
     throw InputError("arguments", 0, "add", "give the node to add (--add NODE.yaml)");
-  const sim::Scenario base_scenario = load(req.run);
+  const sim::Scenario base_scenario = req.scenario ? *req.scenario : load(req.run);
   if (base_scenario.fleet_groups.empty())
     throw InputError(req.run.scenario.path.empty() ? req.run.scenario.source : req.run.scenario.path, 0,
                      "fleet", "capacity planning needs a fleet of node templates x counts");

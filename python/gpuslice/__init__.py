@@ -7,6 +7,7 @@
     df = gpuslice.sweep(policies=["hami-binpack", "hami-spread"], seeds=[1, 2, 3], scenario="...")
     plan = gpuslice.plan_capacity("scenarios/capacity-planning.yaml", "p95_pending_s<=60")
     gpuslice.compare(["out/example/hami-binpack", "out/example/fgd"])   # a DataFrame, as compare.csv
+    moves = gpuslice.defrag(snapshot="cluster.yaml", for_queue=True)   # the fewest pod moves
 
 Everything runs in the C++ core and simulator (module gpuslice._gpuslice); bad input raises
 gpuslice.InputError (a ValueError with .file, .line, .field and .detail).
@@ -18,6 +19,7 @@ from . import _gpuslice
 from ._gpuslice import InputError
 from .api import Fleet, SimResult, place, pod_requests, policies, simulate
 from .comparison import compare
+from .defrag import defrag
 from .plan import PlanResult, metric_names, plan_capacity
 from .sweep import sweep
 
@@ -36,6 +38,7 @@ __all__ = [
     "simulate",
     "sweep",
     "plan_capacity",
+    "defrag",
     "metric_names",
     "compare",
     "plots",

@@ -22,6 +22,8 @@
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/defrag/defrag.hpp"
+#include "gpuslice/defrag/outputs.hpp"
 #include "gpuslice/plan/plan.hpp"
 #include "gpuslice/sim/compare.hpp"
 #include "gpuslice/sim/fleet.hpp"
@@ -633,4 +635,41 @@ PYBIND11_MODULE(_gpuslice, m) {
         return sim::compare_csv(runs);
       },
       py::arg("labels"), py::arg("dirs"), py::arg("summaries"), "compare.csv of summaries (JSON texts).");
+  m.def(
+      "defrag",
+      [](const std::string& config) {
+        // {"snapshot", "for_pods", "for_queue", "free_cards", "policy", "gpu_policy", "max_moves",
+        //  "movable", "protect", "add", "search", "search_budget", "out"}
+        const json c = python::parse_config(config);
+        defrag::RequestWords w;
+        std::optional<std::string> out;
+        try {
+          w.snapshot = c.value("snapshot", "");
+          w.for_pods = python::opt<std::vector<std::string>>(c, "for_pods");
+          w.for_queue = c.value("for_queue", false);
+          w.free_cards = python::opt<std::string>(c, "free_cards");
+          w.policy = c.value("policy", w.policy);
+          w.gpu_policy = c.value("gpu_policy", w.gpu_policy);
+          w.max_moves = c.value("max_moves", w.max_moves);
+          w.movable = c.value("movable", "");
+          w.protect = c.value("protect", std::vector<std::string>{});
+          w.add = python::opt<std::string>(c, "add");
+          w.search = c.value("search", w.search);
+          w.search_budget = c.value("search_budget", w.search_budget);
+          out = python::opt<std::string>(c, "out");
+        } catch (const json::exception& e) {
+          throw core::InputError("arguments", 0, "", std::string("bad defrag arguments: ") + e.what());
+        }
+        std::string summary, moves;
+        {
+          py::gil_scoped_release release;
+          const auto result = defrag::defrag(defrag::request_of(w));
+          if (out) defrag::write_outputs(result, *out);
+          summary = python::dump(defrag::summary_json(result));
+          moves = defrag::moves_csv(result);
+        }
+        return py::make_tuple(summary, moves);
+      },
+      py::arg("config"), "gpuslice defrag: (summary.json text, moves.csv text).");
+  m.def("defrag_move_columns", &defrag::move_columns, "moves.csv's columns, in order.");
 }

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "gpuslice/sim/headline.hpp"
-#include "html_page.hpp"
+#include "gpuslice/sim/html_page.hpp"
 #include "queue_outcome.hpp"
 #include "report_data.hpp"
 

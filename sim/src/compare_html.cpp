@@ -9,8 +9,8 @@
 
 #include "compare_cells.hpp"
 #include "gpuslice/sim/compare.hpp"
-#include "html_page.hpp"
-#include "report_assets.hpp"
+#include "gpuslice/sim/html_page.hpp"
+#include "gpuslice/sim/report_assets.hpp"
 #include "report_data.hpp"
 
 namespace gpuslice::sim {

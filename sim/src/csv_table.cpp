@@ -96,10 +96,10 @@ CsvTable read_csv_table(std::string_view csv, const std::string& source) {
   return t;
 }
 
-std::string csv_cell(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+std::string csv_cell(std::string_view text) {
+  if (text.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(text);
   std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
 

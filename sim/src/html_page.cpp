@@ -1,8 +1,8 @@
-#include "html_page.hpp"
+#include "gpuslice/sim/html_page.hpp"
 
 #include <fmt/format.h>
 
-#include "report_assets.hpp"
+#include "gpuslice/sim/report_assets.hpp"
 
 namespace gpuslice::sim::html {
 
@@ -51,12 +51,13 @@ std::string chart_section(const ChartSection& c) {
       escape(c.title), c.id, c.note, c.height, c.id);
 }
 
-std::string page_start(const std::string& title, const std::string& header_note_html, size_t charts) {
+std::string page_start(const std::string& title, const std::string& header_note_html, size_t charts,
+                       std::string_view page_style) {
   std::string html = fmt::format(
       "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{}</title>\n"
-      "<style>\n{}</style>\n</head>\n<body data-charts=\"{}\" data-rendered=\"0\">\n",
-      escape(title), report_assets::page_style(), charts);
+      "<style>\n{}{}</style>\n</head>\n<body data-charts=\"{}\" data-rendered=\"0\">\n",
+      escape(title), report_assets::page_style(), page_style, charts);
   // First in the body, before any other script: an error anywhere leaves a
   // mark the browser test reads.
   html +=

@@ -6,9 +6,9 @@
 #include <fstream>
 
 #include "gpuslice/sim/report.hpp"
-#include "html_page.hpp"
+#include "gpuslice/sim/html_page.hpp"
 #include "queue_outcome.hpp"
-#include "report_assets.hpp"
+#include "gpuslice/sim/report_assets.hpp"
 #include "report_data.hpp"
 #include "report_summary.hpp"
 

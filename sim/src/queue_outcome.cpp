@@ -7,7 +7,7 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/metrics.hpp"
-#include "html_page.hpp"
+#include "gpuslice/sim/html_page.hpp"
 
 namespace gpuslice::sim {
 

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "gpuslice/sim/headline.hpp"
-#include "html_page.hpp"
+#include "gpuslice/sim/html_page.hpp"
 
 namespace gpuslice::sim {
 

@@ -177,7 +177,7 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
     snap.warnings.push_back(
         fmt::format("{}: no node carries hami.io/node-nvidia-register: no GPU to place on", source));
 
-  const auto docs = core::codec::parse_pods(text, source, defaults);
+  auto docs = core::codec::parse_pods(text, source, defaults);
   auto duration_of = [&](const core::codec::PodDocument& doc) -> double {
     if (doc.expected_duration.empty()) return assume_duration.value_or(kForever);
     const auto d = parse_duration(doc.expected_duration);
@@ -267,12 +267,39 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
     return a.created != b.created ? a.created < b.created : a.key < b.key;
   });
   for (const auto& q : queue) snap.queue.push_back({docs[q.doc].request, duration_of(docs[q.doc])});
+  snap.listed.reserve(docs.size());
+  for (auto& d : docs)
+    snap.listed.push_back({d.request.ns + "/" + d.request.name, d.phase, std::move(d.meta)});
   for (size_t i = 0; i < cluster.size(); ++i) snap.nodes.push_back(cluster.node(i));
   return snap;
 }
 
 ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration) {
   return parse_snapshot(core::codec::read_text_file(path), path, assume_duration);
+}
+
+FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,
+                            const std::vector<FleetGroup>& others) {
+  auto nodes = core::codec::parse_nodes(core::codec::read_text_file(path), path);
+  if (nodes.size() != 1)
+    throw InputError(path, nodes.empty() ? 0 : nodes[1].line, "kind",
+                     fmt::format("--add-nodes needs exactly one Node, found {}", nodes.size()));
+  FleetGroup g;
+  g.node.name = nodes.front().node.name;
+  for (const auto& n : snapshot_nodes)
+    if (n.name.rfind(g.node.name + "-", 0) == 0)
+      throw InputError(path, nodes.front().line, "metadata.name",
+                       fmt::format("added nodes are named {}-<i>, which the snapshot's node '{}' could clash "
+                                   "with: rename the template",
+                                   g.node.name, n.name));
+  for (const auto& other : others)
+    if (other.node.name == g.node.name)
+      throw InputError(path, nodes.front().line, "metadata.name",
+                       fmt::format("two --add-nodes files name their node '{}'", g.node.name));
+  g.count = count;
+  g.node.cards = static_cast<int>(nodes.front().node.devices.size());
+  g.prototype = std::move(nodes.front().node);
+  return g;
 }
 
 Scenario snapshot_scenario(const SnapshotRunSpec& spec) {
@@ -319,27 +346,7 @@ Scenario snapshot_scenario(const SnapshotRunSpec& spec) {
         throw InputError("command line", 0, "--add-nodes",
                          fmt::format("'{}': write NODE.yaml:COUNT with COUNT between 0 and 100000", add));
     }
-    auto nodes = core::codec::parse_nodes(core::codec::read_text_file(path), path);
-    if (nodes.size() != 1)
-      throw InputError(path, nodes.empty() ? 0 : nodes[1].line, "kind",
-                       fmt::format("--add-nodes needs exactly one Node, found {}", nodes.size()));
-    FleetGroup g;
-    g.node.name = nodes.front().node.name;
-    for (const auto& n : s.snapshot->nodes)
-      if (n.name.rfind(g.node.name + "-", 0) == 0)
-        throw InputError(
-            path, nodes.front().line, "metadata.name",
-            fmt::format("added nodes are named {}-<i>, which the snapshot's node '{}' could clash "
-                        "with: rename the template",
-                        g.node.name, n.name));
-    for (const auto& other : s.fleet_groups)
-      if (other.node.name == g.node.name)
-        throw InputError(path, nodes.front().line, "metadata.name",
-                         fmt::format("two --add-nodes files name their node '{}'", g.node.name));
-    g.count = count;
-    g.node.cards = static_cast<int>(nodes.front().node.devices.size());
-    g.prototype = std::move(nodes.front().node);
-    s.fleet_groups.push_back(std::move(g));
+    s.fleet_groups.push_back(added_node_group(path, count, s.snapshot->nodes, s.fleet_groups));
   }
   set_fleet_counts(s, {}, {});
   return s;

@@ -9,8 +9,8 @@
 #include <map>
 
 #include "gpuslice/sim/study.hpp"
-#include "html_page.hpp"
-#include "report_assets.hpp"
+#include "gpuslice/sim/html_page.hpp"
+#include "gpuslice/sim/report_assets.hpp"
 
 namespace gpuslice::sim {
 

@@ -10,37 +10,9 @@ set -u
 BIN="$1"; SRC="$2"; OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 source "$(dirname "$0")/expect.sh"
-CHROMIUM="${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}"
-if [ -z "$CHROMIUM" ]; then
-  if [ "${CI:-}" = "true" ]; then
-    echo "FAIL: chromium is not installed, and CI=true: the report must be checked in a browser (.ci/run installs chromium)"
-    exit 1
-  fi
-  echo "SKIP: chromium is not installed (apt-get install chromium): report.html was not checked in a browser"
-  exit 77
-fi
-browser() {  # browser <args...>: headless, its own profile, bounded in time
-  timeout 120 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage \
-    --user-data-dir="$OUT/profile" --virtual-time-budget=10000 "$@" 2>>"$OUT/chromium.log"
-}
+source "$(dirname "$0")/browser.sh"
 # A run with departures, a queue that waits and pods refused: every chart has data.
 expect simulate 0 'report +.*/report.html' -- "$BIN" simulate "$SRC/tests/cli/data/report-run.yaml" --out "$OUT/run"
-check_page() {  # check_page <name> <page> [fewest charts]: every chart drew, no script error
-  local name="$1" page="$2" fewest="${3:-6}" dom body charts rendered
-  dom=$(browser --dump-dom "file://$page")
-  body=$(grep -o '<body[^>]*>' <<<"$dom")  # the markers are the body's attributes
-  charts=$(grep -o 'data-charts="[0-9]*"' <<<"$body" | grep -o '[0-9]*')
-  rendered=$(grep -o 'data-rendered="[0-9]*"' <<<"$body" | grep -o '[0-9]*')
-  checks=$((checks + 1))
-  if [ -z "$charts" ] || [ "$charts" -lt "$fewest" ] || [ "$rendered" != "$charts" ]; then
-    echo "FAIL $name: ${rendered:-no} of ${charts:-no} charts rendered: $body"
-    tail -5 "$OUT/chromium.log"; fail=$((fail + 1))
-  fi
-  checks=$((checks + 1))
-  if grep -q 'data-script-error=' <<<"$body"; then
-    echo "FAIL $name: script error: $(grep -o 'data-script-error="[^"]*"' <<<"$body")"; fail=$((fail + 1))
-  fi
-}
 check_summary() {  # check_summary <name> <page>: the summary is written for people
   local name="$1" dom
   dom=$(browser --dump-dom "file://$2")

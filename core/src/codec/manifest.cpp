@@ -293,6 +293,66 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
   return r;
 }
 
+// A map of strings (labels, matchLabels); a null value is the empty string.
+std::map<std::string, std::string> string_map(const Doc& doc, const YAML::Node& parent, const char* key,
+                                              const std::string& field) {
+  std::map<std::string, std::string> out;
+  const YAML::Node map = doc.map_at(parent, key, field);
+  if (!map || !map.IsMap()) return out;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const std::string k = doc.scalar(it->first, field);
+    const YAML::Node value = it->second;
+    out[k] = value.IsNull() ? std::string() : doc.scalar(value, field + "." + k);
+  }
+  return out;
+}
+
+// Labels, the controlling owner and deletion: what makes a pod movable.
+void read_pod_meta(const Doc& doc, const YAML::Node& meta, PodMeta& out) {
+  out.labels = string_map(doc, meta, "labels", "metadata.labels");
+  if (YAML::Node owners = get(meta, "ownerReferences"); owners && !owners.IsNull()) {
+    if (!owners.IsSequence()) doc.fail(owners, "metadata.ownerReferences", "must be a list");
+    for (size_t i = 0; i < owners.size(); ++i) {
+      const YAML::Node o = owners[i];
+      const std::string field = fmt::format("metadata.ownerReferences[{}]", i);
+      if (!o.IsMap()) doc.fail(o, field, "must be a mapping");
+      const YAML::Node controller = get(o, "controller");
+      if (!controller || controller.IsNull() ||
+          !parse_bool_annotation(doc, controller, field + ".controller",
+                                 doc.scalar(controller, field + ".controller")))
+        continue;
+      if (out.controller)
+        doc.fail(o, field, "a pod has at most one controller (ownerReference with controller: true)");
+      OwnerReference ref;
+      for (auto [key, target] : {std::pair{"kind", &ref.kind}, {"name", &ref.name}, {"uid", &ref.uid}}) {
+        const YAML::Node v = get(o, key);
+        if (!v || v.IsNull()) {
+          if (std::string_view(key) != "uid") doc.fail(o, field + "." + key, "an owner reference needs one");
+          continue;
+        }
+        *target = doc.scalar(v, field + "." + key);
+      }
+      out.controller = std::move(ref);
+    }
+  }
+  if (YAML::Node deleted = get(meta, "deletionTimestamp"); deleted && !deleted.IsNull()) out.deleting = true;
+}
+
+// status.conditions[type=Ready]: the disruption controller's "healthy".
+void read_ready_condition(const Doc& doc, const YAML::Node& status, PodMeta& out) {
+  YAML::Node conditions = get(status, "conditions");
+  if (!conditions || conditions.IsNull()) return;
+  if (!conditions.IsSequence()) doc.fail(conditions, "status.conditions", "must be a list");
+  for (size_t i = 0; i < conditions.size(); ++i) {
+    const YAML::Node c = conditions[i];
+    if (!c.IsMap()) doc.fail(c, fmt::format("status.conditions[{}]", i), "must be a mapping");
+    const YAML::Node type = get(c, "type");
+    if (!type || !type.IsScalar() || type.Scalar() != "Ready") continue;
+    const YAML::Node s = get(c, "status");
+    out.ready = s && s.IsScalar() && s.Scalar() == "True";
+  }
+}
+
 PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaults& def) {
   PodDocument pd;
   pd.line = line_of(obj);
@@ -306,6 +366,7 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
     pd.created = doc.scalar(created, "metadata.creationTimestamp");
     pd.created_line = line_of(created);
   }
+  read_pod_meta(doc, meta, pd.meta);
   YAML::Node ann = doc.map_at(meta, "annotations", "metadata.annotations");
   if (ann) {
     for (auto it = ann.begin(); it != ann.end(); ++it) {
@@ -365,8 +426,10 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
       }
     }
   };
-  if (YAML::Node status = doc.map_at(obj, "status", "status"))
+  if (YAML::Node status = doc.map_at(obj, "status", "status")) {
     if (YAML::Node phase = get(status, "phase")) pd.phase = doc.scalar(phase, "status.phase");
+    read_ready_condition(doc, status, pd.meta);
+  }
   read_list("initContainers", p.init_containers, true);
   read_list("containers", p.containers, false);
   if (p.containers.empty()) doc.fail(spec, "spec.containers", "a Pod needs at least one container");
@@ -374,6 +437,64 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
   p.host.cpu_milli = std::max(init_peak.cpu_milli, app_sum.cpu_milli);
   p.host.memory_mib = std::max(init_peak.memory_mib, app_sum.memory_mib);
   return pd;
+}
+
+BudgetDocument::IntOrPercent int_or_percent(const Doc& doc, const YAML::Node& n, const std::string& field) {
+  const std::string text = doc.scalar(n, field);
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string digits = percent ? text.substr(0, text.size() - 1) : text;
+  int64_t v = -1;
+  if (!digits.empty() && digits.size() <= 9 &&
+      std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    v = std::stoll(digits);
+  if (v < 0)
+    doc.fail(n, field, fmt::format("'{}' is neither a whole number nor a percentage like 50%", text));
+  if (percent && v > 100) doc.fail(n, field, fmt::format("'{}' is more than 100%", text));
+  return {static_cast<int32_t>(v), percent};
+}
+
+BudgetDocument parse_budget(const Doc& doc, const YAML::Node& obj) {
+  BudgetDocument b;
+  b.line = line_of(obj);
+  if (YAML::Node v = get(obj, "apiVersion"); v && v.IsScalar()) b.api_version = v.Scalar();
+  YAML::Node meta = doc.map_at(obj, "metadata", "metadata");
+  if (!meta || !get(meta, "name")) doc.fail(obj, "metadata.name", "a PodDisruptionBudget needs a name");
+  b.name = doc.scalar(get(meta, "name"), "metadata.name");
+  if (get(meta, "namespace")) b.ns = doc.scalar(get(meta, "namespace"), "metadata.namespace");
+  YAML::Node spec = doc.map_at(obj, "spec", "spec");
+  if (!spec) doc.fail(obj, "spec", "a PodDisruptionBudget needs a spec");
+  if (YAML::Node v = get(spec, "minAvailable"); v && !v.IsNull())
+    b.min_available = int_or_percent(doc, v, "spec.minAvailable");
+  if (YAML::Node v = get(spec, "maxUnavailable"); v && !v.IsNull())
+    b.max_unavailable = int_or_percent(doc, v, "spec.maxUnavailable");
+  if (b.min_available && b.max_unavailable)
+    doc.fail(get(spec, "maxUnavailable"), "spec.maxUnavailable",
+             "minAvailable and maxUnavailable cannot both be set");
+  YAML::Node sel = doc.map_at(spec, "selector", "spec.selector");
+  if (!sel) return b;
+  b.has_selector = true;
+  b.match_labels = string_map(doc, sel, "matchLabels", "spec.selector.matchLabels");
+  if (YAML::Node exprs = get(sel, "matchExpressions"); exprs && !exprs.IsNull()) {
+    if (!exprs.IsSequence()) doc.fail(exprs, "spec.selector.matchExpressions", "must be a list");
+    for (size_t i = 0; i < exprs.size(); ++i) {
+      const YAML::Node e = exprs[i];
+      const std::string field = fmt::format("spec.selector.matchExpressions[{}]", i);
+      if (!e.IsMap()) doc.fail(e, field, "must be a mapping");
+      BudgetDocument::Expression x;
+      x.line = line_of(e);
+      if (!get(e, "key")) doc.fail(e, field + ".key", "an expression needs a key");
+      if (!get(e, "operator")) doc.fail(e, field + ".operator", "an expression needs an operator");
+      x.key = doc.scalar(get(e, "key"), field + ".key");
+      x.op = doc.scalar(get(e, "operator"), field + ".operator");
+      if (YAML::Node values = get(e, "values"); values && !values.IsNull()) {
+        if (!values.IsSequence()) doc.fail(values, field + ".values", "must be a list");
+        for (size_t j = 0; j < values.size(); ++j)
+          x.values.push_back(doc.scalar(values[j], fmt::format("{}.values[{}]", field, j)));
+      }
+      b.match_expressions.push_back(std::move(x));
+    }
+  }
+  return b;
 }
 
 NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
@@ -461,6 +582,14 @@ std::vector<PodDocument> parse_pods(std::string_view text, const std::string& so
   std::vector<PodDocument> out;
   for (const auto& obj : load_documents(text, source))
     if (kind_of(obj) == "Pod") out.push_back(parse_pod(doc, obj, defaults));
+  return out;
+}
+
+std::vector<BudgetDocument> parse_disruption_budgets(std::string_view text, const std::string& source) {
+  Doc doc{source};
+  std::vector<BudgetDocument> out;
+  for (const auto& obj : load_documents(text, source))
+    if (kind_of(obj) == "PodDisruptionBudget") out.push_back(parse_budget(doc, obj));
   return out;
 }
 

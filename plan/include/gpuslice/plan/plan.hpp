@@ -77,6 +77,9 @@ std::vector<std::string> standard_metrics();
 
 struct PlanRequest {
   RunSpec run;  // the base scenario: its fleet must be templates x counts
+  // Or the base scenario itself, built in memory (gpuslice defrag's
+  // targets on a snapshot); run then gives only the policy and seeds.
+  std::optional<sim::Scenario> scenario;
   std::vector<Target> targets;
   // Fleet templates whose count is searched (by template name); empty: all.
   // Several: a mix, kept in the proportions of their counts in the scenario.

@@ -1,5 +1,6 @@
-// Reading CSV files (RFC 4180 records on one line each): the openb traces and
-// a run's own outputs (gpuslice report reads them back); and writing a cell.
+// CSV files (RFC 4180 records on one line each): reading the openb traces and
+// a run's own outputs (gpuslice report reads them back), and the one quoting
+// rule every CSV the project writes uses.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,8 @@ void for_each_csv_record(std::string_view csv, const std::string& source,
 // The whole file as a table (for small files; large ones stream).
 CsvTable read_csv_table(std::string_view csv, const std::string& source);
 
-// A cell as written: quoted when it holds a comma, a quote or a line end.
-std::string csv_cell(const std::string& text);
+// A cell as written: quoted (quotes doubled) when it holds a comma, a quote
+// or a line end (allocation annotations hold commas), else as it is.
+std::string csv_cell(std::string_view text);
 
 }  // namespace gpuslice::sim

@@ -14,6 +14,7 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/workload.hpp"
 
 namespace gpuslice::sim {
@@ -34,6 +35,15 @@ struct QueuedPod {
   double duration = kForever;  // seconds it runs once placed
 };
 
+// Every pod the snapshot lists, any phase: its name, phase and what decides
+// whether it may be moved (labels, controller, readiness), for gpuslice
+// defrag and the disruption budgets it counts.
+struct ListedPod {
+  std::string key;  // namespace/name
+  std::string phase;
+  core::codec::PodMeta meta;
+};
+
 struct ClusterSnapshot {
   std::string source;
   std::vector<core::Node> nodes;
@@ -42,6 +52,7 @@ struct ClusterSnapshot {
   size_t running_gpu_pods = 0;            // HAMi pods among `starting`
   std::map<std::string, size_t> skipped;  // reason -> pods left out
   std::vector<std::string> warnings;      // stale cards, unknown nodes, ...
+  std::vector<ListedPod> listed;          // every pod, in file order
 };
 
 // The reasons pods are left out, as summary.json and the table name them.
@@ -74,6 +85,12 @@ struct SnapshotRunSpec {
   std::vector<std::string> cordon;        // node names
   std::optional<double> assume_duration;  // seconds
 };
+
+// The fleet group of an added node file (one Node manifest, copied `count`
+// times as <name>-<i>): its name must not clash with the snapshot's nodes
+// or another group's. Throws InputError naming the file.
+FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,
+                            const std::vector<FleetGroup>& others);
 
 // The run as a scenario: the snapshot's nodes first, then one group per
 // --add-nodes file (so capacity planning can vary its count); the pod

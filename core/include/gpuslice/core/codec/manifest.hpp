@@ -3,6 +3,8 @@
 // say where they run. Errors carry the line and field.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,8 +30,24 @@ struct RequestDefaults {
   std::string resource_priority = "nvidia.com/priority";
 };
 
+// metadata.ownerReferences[] entry with controller: true: what recreates
+// the pod when it is evicted.
+struct OwnerReference {
+  std::string kind, name, uid;
+};
+
+// What decides whether a pod may be evicted and placed again (gpuslice
+// defrag), beyond its request.
+struct PodMeta {
+  std::map<std::string, std::string> labels;  // metadata.labels
+  std::optional<OwnerReference> controller;   // none: a bare pod
+  std::optional<bool> ready;                  // status.conditions[type=Ready].status, when listed
+  bool deleting = false;                      // metadata.deletionTimestamp set
+};
+
 struct PodDocument {
   PodRequest request;
+  PodMeta meta;
   int line = 0;               // where the document starts
   std::string assigned_node;  // hami.io/vgpu-node (placed pods)
   std::string allocated;      // hami.io/vgpu-devices-allocated (placed pods)
@@ -46,6 +64,28 @@ struct PodDocument {
   // HAMi drops Succeeded and Failed pods (k8sutil.IsPodInTerminatedState):
   // what they held is free again.
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
+};
+
+// A PodDisruptionBudget as written (policy/v1): checked for form here,
+// interpreted by its user. Lines point at the object and each expression.
+struct BudgetDocument {
+  std::string api_version;
+  std::string ns = "default", name;
+  int line = 0;
+  bool has_selector = false;  // spec.selector given (an absent one selects no pod)
+  std::map<std::string, std::string> match_labels;
+  struct Expression {
+    std::string key, op;
+    std::vector<std::string> values;
+    int line = 0;
+  };
+  std::vector<Expression> match_expressions;
+  // minAvailable / maxUnavailable: an integer, or a percentage ("50%").
+  struct IntOrPercent {
+    int32_t value = 0;
+    bool percent = false;
+  };
+  std::optional<IntOrPercent> min_available, max_unavailable;
 };
 
 struct NodeDocument {
@@ -67,6 +107,11 @@ std::string node_name_problem(std::string_view name);
 std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source);
 std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
                                     const RequestDefaults& defaults = {});
+
+// The PodDisruptionBudget objects of a dump (`kubectl get pdb -A -o yaml`
+// appended to nodes and pods), any apiVersion; a malformed one throws
+// InputError with its line and field.
+std::vector<BudgetDocument> parse_disruption_budgets(std::string_view text, const std::string& source);
 
 // One object already read into a tree (the extender converts the API's
 // JSON objects; scanning them again as text cost more than deciding).

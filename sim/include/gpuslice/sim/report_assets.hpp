@@ -1,5 +1,5 @@
-// The texts report.html inlines, compiled in from files at build time
-// (sim/CMakeLists.txt generates their definitions).
+// The texts report.html (and defrag's page) inline, compiled in from files at build time
+// (sim/CMakeLists.txt generates their definitions with cmake/EmbedTexts.cmake).
 #pragma once
 
 #include <string_view>
