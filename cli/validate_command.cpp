@@ -9,6 +9,7 @@
 #include <cctype>
 #include <iostream>
 
+#include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -57,6 +58,20 @@ std::string check_file(const std::string& path) {
     throw core::InputError(path, 0, "", "this build has no simulator to read openb CSVs");
 #endif
   }
+  // Kubernetes objects through the one reader (a dump may be large); a file
+  // without any may be a scenario, a small hand-written file.
+  size_t nodes = 0, pods = 0;
+  core::codec::read_kube_objects(core::codec::KubeText::from_string(text, path),
+                                 [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+                                   if (const auto* n = std::get_if<core::codec::NodeObject>(&object)) {
+                                     core::codec::hami_node(*n, context);
+                                     ++nodes;
+                                   } else if (const auto* p = std::get_if<core::codec::PodObject>(&object)) {
+                                     core::codec::hami_pod(*p, context);
+                                     ++pods;
+                                   }
+                                 });
+  if (nodes > 0 || pods > 0) return fmt::format("manifests, {} nodes, {} pods", nodes, pods);
   const auto docs = core::codec::load_yaml_documents(text, path);
   const YAML::Node* root = nullptr;
   for (const auto& d : docs)
@@ -80,11 +95,7 @@ std::string check_file(const std::string& path) {
     throw core::InputError(path, 0, "", "this build has no realgpu runner to read its scenarios");
 #endif
   }
-  const auto nodes = core::codec::parse_nodes(text, path);
-  const auto pods = core::codec::parse_pods(text, path);
-  if (nodes.empty() && pods.empty())
-    throw core::InputError(path, 0, "kind", "no Node or Pod objects, and not a scenario");
-  return fmt::format("manifests, {} nodes, {} pods", nodes.size(), pods.size());
+  throw core::InputError(path, 0, "kind", "no Node or Pod objects, and not a scenario");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Load on `gpuslice serve` over loopback, bounded in count and time: filter
 // latency (p50/p99) and requests/s with kube-scheduler's nodeCacheCapable
-// payload (every node named), then filter+bind pairs/s. Fleets: openb's
-// 1,213 GPU nodes (the simulator's reader) and 10,000 generated 8-card nodes.
+// payload (every node named), then filter+bind pairs/s, then filters for a
+// pod that fits no node (90,000 MiB on one card: FailedNodes names every
+// node). Fleets: openb's 1,213 GPU nodes (the simulator's reader) and 10,000
+// generated 8-card nodes.
 //   serve_bench [--requests N] [--seconds S] [--clients C] [--fleet openb|generated|both]
 #include <fmt/format.h>
 #include <httplib.h>
@@ -79,10 +81,15 @@ double percentile(std::vector<double>& v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
+enum class Mode { Filter, FilterBind, Unschedulable };
+
 // `clients` threads, each its own keep-alive connection, until `requests`
 // are done or `seconds` pass.
-Figures drive(int port, int clients, int requests, double seconds, const std::string& names_json, bool bind,
+Figures drive(int port, int clients, int requests, double seconds, const std::string& names_json, Mode mode,
               std::atomic<int>& next_pod) {
+  const bool bind = mode == Mode::FilterBind;
+  const char* gpumem = mode == Mode::Unschedulable ? "90000" : "2000";
+  const size_t named = static_cast<size_t>(std::count(names_json.begin(), names_json.end(), ',')) + 1;
   Figures f;
   std::mutex m;
   std::atomic<int> issued{0};
@@ -102,16 +109,20 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
         const int id = next_pod++;
         const std::string pod = fmt::format("p{}", id);
         const std::string body = fmt::format(
-            R"({{"Pod":{{"metadata":{{"name":"{}","namespace":"bench","uid":"u{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"2000","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
-            pod, id, names_json);
+            R"({{"Pod":{{"metadata":{{"name":"{}","namespace":"bench","uid":"u{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"{}","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
+            pod, id, gpumem, names_json);
         const auto t0 = Clock::now();
         auto res = client.Post("/filter", body, "application/json");
         std::string node;
+        bool answered = false;
         if (res && res->status == 200) {
           auto j = nlohmann::json::parse(res->body);
           if (j["NodeNames"].is_array() && !j["NodeNames"].empty()) node = j["NodeNames"][0];
+          // Unschedulable: every named node has its reason.
+          answered = mode == Mode::Unschedulable ? j["FailedNodes"].is_object() && j["FailedNodes"].size() == named
+                                                 : !node.empty();
         }
-        if (node.empty()) {
+        if (!answered) {
           if (errors == 0) {
             std::lock_guard lock(m);
             fmt::print(stderr, "first failed filter: {}\n",
@@ -159,10 +170,11 @@ void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests
   for (const auto& n : nodes) names.push_back(n["metadata"]["name"]);
   const std::string names_json = names.dump();
   std::atomic<int> next_pod{0};
-  drive(server.port(), 1, 20, seconds, names_json, false, next_pod);  // warm-up
-  Figures filter = drive(server.port(), clients, requests, seconds, names_json, false, next_pod);
-  Figures pairs = drive(server.port(), clients, requests, seconds, names_json, true, next_pod);
-  const size_t nf = filter.latencies_ms.size(), np = pairs.latencies_ms.size();
+  drive(server.port(), 1, 20, seconds, names_json, Mode::Filter, next_pod);  // warm-up
+  Figures filter = drive(server.port(), clients, requests, seconds, names_json, Mode::Filter, next_pod);
+  Figures pairs = drive(server.port(), clients, requests, seconds, names_json, Mode::FilterBind, next_pod);
+  Figures refused = drive(server.port(), clients, requests, seconds, names_json, Mode::Unschedulable, next_pod);
+  const size_t nf = filter.latencies_ms.size(), np = pairs.latencies_ms.size(), nr = refused.latencies_ms.size();
   fmt::print("{}: {} nodes (cluster read in {:.2f} s), request {:.0f} kB, {} clients\n", fleet_name,
              nodes.size(), load_s, static_cast<double>(names_json.size()) / 1000.0, clients);
   fmt::print("  filter: {} requests in {:.2f} s = {:.0f} req/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n",
@@ -172,6 +184,9 @@ void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests
       "  filter+bind: {} pairs in {:.2f} s = {:.0f} pairs/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n", np,
       pairs.seconds, static_cast<double>(np) / pairs.seconds, percentile(pairs.latencies_ms, 0.50),
       percentile(pairs.latencies_ms, 0.99), pairs.errors);
+  fmt::print("  fits no node: {} requests in {:.2f} s = {:.0f} req/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n", nr,
+             refused.seconds, static_cast<double>(nr) / refused.seconds, percentile(refused.latencies_ms, 0.50),
+             percentile(refused.latencies_ms, 0.99), refused.errors);
   server.stop();
 }
 

@@ -5,10 +5,13 @@
 
 #include <iostream>
 
+#include <malloc.h>
+
+#include "api_objects.hpp"
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policies/hami.hpp"
-#include "json_tree.hpp"
 
 namespace gpuslice::serve {
 
@@ -19,15 +22,6 @@ constexpr const char* kAssignedTimeAnnotation = "hami.io/vgpu-time";
 constexpr const char* kBindPhaseAnnotation = "hami.io/bind-phase";
 constexpr const char* kBindTimeAnnotation = "hami.io/bind-time";
 
-std::string str_at(const nlohmann::json& j, std::initializer_list<const char*> path) {
-  const nlohmann::json* at = &j;
-  for (const char* p : path) {
-    at = field(*at, p);
-    if (!at) return {};
-  }
-  return at->is_string() ? at->get<std::string>() : std::string();
-}
-
 std::string rfc3339(std::chrono::system_clock::time_point t) {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(t)));
 }
@@ -37,22 +31,44 @@ int64_t unix_seconds(std::chrono::system_clock::time_point t) {
 }
 
 // What identifies a node's registration: a change elsewhere (HAMi's
-// handshake stamp, the lock, status heartbeats) does not rebuild the cluster.
-nlohmann::json node_fingerprint(const nlohmann::json& node) {
-  nlohmann::json f = nlohmann::json::object();
-  if (const auto* meta = field(node, "metadata")) {
-    if (const auto* ann = field(*meta, "annotations"); ann && ann->is_object())
-      for (auto it = ann->begin(); it != ann->end(); ++it)
-        if (it.key().find("handshake") == std::string::npos && it.key() != kNodeLockAnnotation)
-          f["a"][it.key()] = it.value();
-    if (const auto* labels = field(*meta, "labels")) f["l"] = *labels;
-  }
-  if (const auto* status = field(node, "status")) {
-    if (const auto* a = field(*status, "allocatable")) f["alloc"] = *a;
-    if (const auto* c = field(*status, "capacity")) f["cap"] = *c;
-  }
-  return f;
+// handshake stamp, the lock, status heartbeats) does not re-read it. Two
+// independent 64-bit hashes of its annotations, labels and host resources.
+std::pair<uint64_t, uint64_t> node_fingerprint(const core::codec::NodeObject& node) {
+  uint64_t fnv = 14695981039346656037ULL, mixed = 0x9e3779b97f4a7c15ULL;
+  auto add = [&](std::string_view text) {
+    for (unsigned char c : text) fnv = (fnv ^ c) * 1099511628211ULL;
+    fnv = (fnv ^ 0xff) * 1099511628211ULL;  // a separator no text holds
+    mixed ^= std::hash<std::string_view>{}(text) + 0x9e3779b97f4a7c15ULL + (mixed << 6) + (mixed >> 2);
+  };
+  auto add_map = [&](std::string_view tag, const core::codec::StringMap& m, bool annotations) {
+    add(tag);
+    for (const auto& e : m.entries) {
+      if (annotations && (e.key.find("handshake") != std::string::npos || e.key == kNodeLockAnnotation)) continue;
+      add(e.key);
+      add(e.value.text);
+      add(std::string_view(reinterpret_cast<const char*>(&e.value.kind), 1));
+    }
+  };
+  add_map("a", node.header.meta.annotations, true);
+  add_map("l", node.header.meta.labels, false);
+  add_map("alloc", node.allocatable, false);
+  add_map("cap", node.capacity, false);
+  return {fnv, mixed};
 }
+
+std::string text_of(const core::codec::Scalar& s) { return s.is_text() ? s.text : std::string(); }
+
+// Objects from the API have no text left to name lines in.
+class ApiContext final : public core::codec::ReadContext {
+ public:
+  explicit ApiContext(std::string source) : source_(std::move(source)) {}
+  const std::string& source() const override { return source_; }
+  int line_of(core::codec::Position) const override { return 0; }
+  std::string_view raw_object() const override { return {}; }
+
+ private:
+  std::string source_;
+};
 
 std::string format_timeout(std::chrono::milliseconds d) {
   auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
@@ -136,26 +152,63 @@ void DecisionState::expire() {
 }
 
 // One node's registration as the core reads it; nullopt (and a line on
-// stderr) when it cannot be read: one bad registration must not hide the others.
-std::optional<core::Node> DecisionState::parse_node(const nlohmann::json& object) const {
-  const std::string source = "node " + str_at(object, {"metadata", "name"});
+// stderr) when it cannot be read: one bad registration must not hide the
+// others. A node whose registration did not change keeps its reading.
+DecisionState::NodeRecord DecisionState::read_node(const core::codec::NodeObject& object,
+                                                   const NodeRecord* before) const {
+  NodeRecord r;
+  r.fingerprint = node_fingerprint(object);
+  if (before && before->fingerprint == r.fingerprint) {
+    r.parsed = before->parsed;
+    return r;
+  }
   try {
-    return core::codec::parse_node_object(yaml_tree(object, source), source).node;
+    r.parsed = core::codec::hami_node(object, ApiContext("node " + text_of(object.header.meta.name))).node;
   } catch (const core::InputError& e) {
     std::cerr << "gpuslice serve: node skipped: " << e.what() << "\n";
-    return std::nullopt;
   }
+  return r;
 }
 
-// The cluster from the nodes' registrations, each read once (parsed_nodes_
-// holds them until the node's registration changes): a watch event for one
-// node re-reads that node, not the fleet.
+// What decisions need of a pod: HAMi's reading of it, kept instead of the
+// object (a line on stderr when it cannot be read: it then holds nothing).
+DecisionState::PodSeen DecisionState::read_pod(const core::codec::PodObject& object) const {
+  const auto& meta = object.header.meta;
+  PodSeen p;
+  p.key = key_of(text_of(meta.uid), text_of(meta.namespace_name), text_of(meta.name));
+  p.phase = text_of(object.phase);
+  p.bound = !text_of(object.node_name).empty();
+  try {
+    const std::string ns = text_of(meta.namespace_name);
+    p.doc = core::codec::hami_pod(object, ApiContext("pod " + ns + "/" + text_of(meta.name)), options_.defaults);
+    // What a decision never reads is not kept.
+    p.doc->created.clear();
+    p.doc->created.shrink_to_fit();
+    p.doc->expected_duration.clear();
+    p.doc->expected_duration.shrink_to_fit();
+  } catch (const core::InputError& e) {
+    std::cerr << "gpuslice serve: pod not counted: " << e.what() << "\n";
+  }
+  return p;
+}
+
+void DecisionState::note_lock(const core::codec::NodeObject& object, bool deleted) {
+  const std::string name = text_of(object.header.meta.name);
+  const core::codec::Entry* lock = object.header.meta.annotations.find(kNodeLockAnnotation);
+  const std::string value = lock ? text_of(lock->value) : std::string();
+  if (deleted || value.empty())
+    node_locks_.erase(name);
+  else if (node_locks_.find(name) == node_locks_.end())
+    node_locks_[name] = NodeLock{now(), "", value};  // held by someone else until released or timed out
+}
+
+// The cluster from the nodes' registrations (each read once: a watch event
+// for one node re-reads that node, not the fleet).
 void DecisionState::rebuild() {
   core::Cluster cluster;
   for (const auto& name : node_order_) {
-    auto it = parsed_nodes_.find(name);
-    if (it == parsed_nodes_.end()) it = parsed_nodes_.emplace(name, parse_node(node_objects_.at(name))).first;
-    if (it->second && !cluster.find(it->second->name)) cluster.add_node(*it->second);
+    const auto& parsed = nodes_.at(name).parsed;
+    if (parsed && !cluster.find(parsed->name)) cluster.add_node(*parsed);
   }
   // Ours first (they are newer than what the feed shows), re-resolved on
   // the new nodes; then what the feed shows for every other pod.
@@ -183,8 +236,12 @@ void DecisionState::rebuild() {
       // The card it held is gone: nothing to keep.
     }
   }
-  for (const auto& [key, pod] : pod_objects_)
-    if (!held_.count(key)) observe_pod(pod, false);
+  for (const auto& [key, doc] : pods_)
+    if (!held_.count(key)) {
+      PodSeen seen{key, doc.phase, !doc.node_name.empty(), std::nullopt};
+      seen.doc = doc;
+      observe_pod(seen, false);
+    }
 }
 
 // kube-scheduler names the same nodes in the same order filter after filter
@@ -203,97 +260,131 @@ const std::vector<int64_t>& DecisionState::node_ids(const std::vector<std::strin
   return last_ids_;
 }
 
-void DecisionState::observe_pod(const nlohmann::json& pod, bool deleted) {
-  const std::string ns = str_at(pod, {"metadata", "namespace"}), name = str_at(pod, {"metadata", "name"});
-  const std::string key = key_of(str_at(pod, {"metadata", "uid"}), ns, name);
-  if (auto it = held_.find(key); it != held_.end()) {
-    const std::string phase = str_at(pod, {"status", "phase"});
-    const bool gone = deleted || phase == "Succeeded" || phase == "Failed";
-    const bool bound = !str_at(pod, {"spec", "nodeName"}).empty();
-    if (it->second.kind != Kind::Observed && !gone && !(it->second.kind == Kind::Bound && bound))
+void DecisionState::observe_pod(const PodSeen& pod, bool deleted) {
+  if (auto it = held_.find(pod.key); it != held_.end()) {
+    const bool gone = deleted || pod.phase == "Succeeded" || pod.phase == "Failed";
+    if (it->second.kind != Kind::Observed && !gone && !(it->second.kind == Kind::Bound && pod.bound))
       return;  // our reservation is newer than what the API shows
-    drop(key);
+    drop(pod.key);
   }
-  if (deleted) return;
+  if (deleted || !pod.doc) return;
+  const core::codec::PodDocument& doc = *pod.doc;
+  std::vector<std::string> warnings;
   try {
-    const std::string source = "pod " + ns + "/" + name;
-    const core::codec::PodDocument doc =
-        core::codec::parse_pod_object(yaml_tree(pod, source), source, options_.defaults);
-    std::vector<std::string> warnings;
+    const std::string source = "pod " + doc.request.ns + "/" + doc.request.name;
     if (auto h = core::holding_of(cluster_, doc, source, warnings)) {
-      Held held{*h, Kind::Observed, {}, PodRef{ns, name, doc.request.uid}, doc.request, 0};
-      charge(held_.emplace(key, std::move(held)).first->second);
+      Held held{*h, Kind::Observed, {}, PodRef{doc.request.ns, doc.request.name, doc.request.uid}, doc.request, 0};
+      charge(held_.emplace(pod.key, std::move(held)).first->second);
     }
   } catch (const core::InputError& e) {
     std::cerr << "gpuslice serve: pod not counted: " << e.what() << "\n";
   }
 }
 
-void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes,
-                                const std::vector<nlohmann::json>& pods) {
-  std::lock_guard lock(mutex_);
-  // A relist (the watch expired) shows mostly the same registrations: keep
-  // those already read, so it does not re-read 10,000 nodes under the lock.
-  const auto old_objects = std::move(node_objects_);
-  auto old_parsed = std::move(parsed_nodes_);
-  node_objects_.clear();
-  parsed_nodes_.clear();
-  node_order_.clear();
-  pod_objects_.clear();
-  node_locks_.clear();
-  for (const auto& n : nodes) {
-    const std::string name = str_at(n, {"metadata", "name"});
-    if (name.empty()) continue;
-    if (node_objects_.emplace(name, n).second) node_order_.push_back(name);
-    const auto was = old_objects.find(name);
-    if (auto parsed = old_parsed.find(name); was != old_objects.end() && parsed != old_parsed.end() &&
-                                             node_fingerprint(was->second) == node_fingerprint(n))
-      parsed_nodes_[name] = std::move(parsed->second);
-    if (std::string v = str_at(n, {"metadata", "annotations", kNodeLockAnnotation}); !v.empty())
-      node_locks_[name] = NodeLock{now(), "", v};  // held by someone else until released or timed out
+void DecisionState::remember_pod(PodSeen&& pod) {
+  if (pod.doc)
+    pods_.insert_or_assign(pod.key, std::move(*pod.doc));
+  else
+    pods_.erase(pod.key);
+}
+
+void DecisionState::replace_all(std::vector<core::codec::NodeObject> nodes, std::vector<core::codec::PodObject> pods) {
+  // Read outside the lock: a filter waits only for the swap.
+  std::vector<std::pair<std::string, const core::codec::NodeObject*>> named;
+  named.reserve(nodes.size());
+  for (const auto& n : nodes)
+    if (const std::string name = text_of(n.header.meta.name); !name.empty()) named.emplace_back(name, &n);
+  std::vector<PodSeen> seen;
+  seen.reserve(pods.size());
+  for (const auto& p : pods) seen.push_back(read_pod(p));
+  pods.clear();
+  pods.shrink_to_fit();
+  {
+    std::lock_guard lock(mutex_);
+    // A relist (the watch expired) shows mostly the same registrations: keep
+    // those already read, so it does not re-read 10,000 nodes.
+    auto before = std::move(nodes_);
+    nodes_.clear();
+    node_order_.clear();
+    pods_.clear();
+    node_locks_.clear();
+    for (const auto& [name, object] : named) {
+      const auto was = before.find(name);
+      auto [it, fresh] = nodes_.try_emplace(name);
+      if (fresh) node_order_.push_back(name);
+      it->second = read_node(*object, was == before.end() ? nullptr : &was->second);
+      note_lock(*object, false);
+    }
+    for (auto& p : seen) remember_pod(std::move(p));
+    rebuild();
+    ready_ = true;
   }
-  for (const auto& p : pods)
-    pod_objects_[key_of(str_at(p, {"metadata", "uid"}), str_at(p, {"metadata", "namespace"}),
-                        str_at(p, {"metadata", "name"}))] = p;
+  nodes.clear();
+  nodes.shrink_to_fit();
+  malloc_trim(0);  // the objects read are gone: give their memory back
+}
+
+void DecisionState::node_changed(WatchKind kind, core::codec::NodeObject object) {
+  std::lock_guard lock(mutex_);
+  const std::string name = text_of(object.header.meta.name);
+  if (name.empty()) return;
+  note_lock(object, kind == WatchKind::Deleted);
+  auto it = nodes_.find(name);
+  if (kind == WatchKind::Deleted) {
+    if (it == nodes_.end()) return;
+    nodes_.erase(it);
+    std::erase(node_order_, name);
+  } else {
+    if (it == nodes_.end()) {
+      node_order_.push_back(name);
+      it = nodes_.try_emplace(name).first;
+    } else if (it->second.fingerprint == node_fingerprint(object)) {
+      return;  // its registration did not change
+    }
+    it->second = read_node(object, nullptr);
+  }
   rebuild();
-  ready_ = true;
+}
+
+void DecisionState::pod_changed(WatchKind kind, core::codec::PodObject object) {
+  PodSeen seen = read_pod(object);
+  std::lock_guard lock(mutex_);
+  const bool deleted = kind == WatchKind::Deleted;
+  observe_pod(seen, deleted);
+  if (deleted)
+    pods_.erase(seen.key);
+  else
+    remember_pod(std::move(seen));
+}
+
+namespace {
+
+template <class T>
+std::vector<T> decode_all(const std::vector<nlohmann::json>& objects, const char* kind) {
+  std::vector<T> out;
+  for (const auto& o : objects) {
+    try {
+      if (auto decoded = decode_api_json(o, kind, std::string("a ") + kind + " given as JSON"))
+        if (auto* typed = std::get_if<T>(&*decoded)) out.push_back(std::move(*typed));
+    } catch (const core::InputError& e) {
+      std::cerr << "gpuslice serve: " << kind << " not read: " << e.what() << "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes, const std::vector<nlohmann::json>& pods) {
+  replace_all(decode_all<core::codec::NodeObject>(nodes, "Node"), decode_all<core::codec::PodObject>(pods, "Pod"));
 }
 
 void DecisionState::node_changed(WatchKind kind, const nlohmann::json& object) {
-  std::lock_guard lock(mutex_);
-  const std::string name = str_at(object, {"metadata", "name"});
-  if (name.empty()) return;
-  const std::string lock_value = str_at(object, {"metadata", "annotations", kNodeLockAnnotation});
-  if (kind == WatchKind::Deleted || lock_value.empty())
-    node_locks_.erase(name);
-  else if (auto it = node_locks_.find(name); it == node_locks_.end())
-    node_locks_[name] = NodeLock{now(), "", lock_value};
-  auto it = node_objects_.find(name);
-  if (kind == WatchKind::Deleted) {
-    if (it == node_objects_.end()) return;
-    node_objects_.erase(it);
-    parsed_nodes_.erase(name);
-    std::erase(node_order_, name);
-  } else {
-    const bool same = it != node_objects_.end() && node_fingerprint(it->second) == node_fingerprint(object);
-    if (it == node_objects_.end()) node_order_.push_back(name);
-    node_objects_[name] = object;
-    if (same) return;
-    parsed_nodes_.erase(name);  // its registration changed: read it again
-  }
-  rebuild();
+  for (auto& n : decode_all<core::codec::NodeObject>({object}, "Node")) node_changed(kind, std::move(n));
 }
 
 void DecisionState::pod_changed(WatchKind kind, const nlohmann::json& object) {
-  std::lock_guard lock(mutex_);
-  const std::string key =
-      key_of(str_at(object, {"metadata", "uid"}), str_at(object, {"metadata", "namespace"}),
-             str_at(object, {"metadata", "name"}));
-  if (kind == WatchKind::Deleted)
-    pod_objects_.erase(key);
-  else
-    pod_objects_[key] = object;
-  observe_pod(object, kind == WatchKind::Deleted);
+  for (auto& p : decode_all<core::codec::PodObject>({object}, "Pod")) pod_changed(kind, std::move(p));
 }
 
 bool DecisionState::ready() const {
@@ -305,18 +396,31 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
   FilterOutcome outcome_local;
   FilterOutcome& outcome = outcome_out ? *outcome_out : outcome_local;
   ExtenderFilterResult result;
-  PodRef ref{str_at(args.pod, {"metadata", "namespace"}), str_at(args.pod, {"metadata", "name"}),
-             str_at(args.pod, {"metadata", "uid"})};
-  if (ref.namespace_name.empty()) ref.namespace_name = "default";
+  PodRef ref;
   core::PodRequest pod;
   try {
+    // The pod as sent, through the one reader (whatever "kind" it says or omits, it is the pod).
     const std::string source = "ExtenderArgs.Pod";
-    pod = core::codec::parse_pod_object(yaml_tree(args.pod, source), source, options_.defaults).request;
+    core::codec::ReadOptions read;
+    read.default_kind = "Pod";
+    read.count_lines = false;
+    std::optional<core::codec::PodObject> object;
+    auto take = [&](core::codec::KubeObject&& o, const core::codec::ReadContext&) {
+      if (auto* p = std::get_if<core::codec::PodObject>(&o)) object = std::move(*p);
+    };
+    core::codec::read_kube_objects(
+        core::codec::KubeText::from_string(args.pod_json.empty() ? args.pod.dump() : args.pod_json, source), take,
+        read);
+    if (!object) throw core::InputError(source, 0, "kind", "is not a Pod");
+    const auto& meta = object->header.meta;
+    ref = PodRef{text_of(meta.namespace_name), text_of(meta.name), text_of(meta.uid)};
+    pod = core::codec::hami_pod(*object, ApiContext(source), options_.defaults).request;
   } catch (const std::exception& e) {
     outcome = FilterOutcome::Error;
     result.error = e.what();
     return result;
   }
+  if (ref.namespace_name.empty()) ref.namespace_name = "default";
   auto record = [&](const std::string& type, const std::string& reason, const std::string& message) {
     try {
       writer_.record_event(ref, type, reason, message);
@@ -386,9 +490,22 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
                          "node's score is listed only for filters naming at most {} nodes)",
                          node_name, asked, options_.full_report_nodes)});
     } else {
-      for (const auto name : unregistered) result.failed[std::string(name)] = "node unregistered";
-      for (const auto& [id, refusal] : decision.failed)
-        result.failed[cluster_.node(id).name] = refusal.format();
+      // Nodes in one state were refused alike: each distinct reason is
+      // formatted once (refusals compare as values, their text does not).
+      const uint32_t unregistered_reason = unregistered.empty() ? 0 : result.failed.add_reason("node unregistered");
+      for (const auto name : unregistered) result.failed.add(name, unregistered_reason);
+      std::unordered_map<uint64_t, std::pair<const core::Refusal*, uint32_t>> formatted;
+      for (const auto& [id, refusal] : decision.failed) {
+        const uint64_t h = refusal.hash();
+        uint32_t reason = 0;
+        if (auto it = formatted.find(h); it != formatted.end() && *it->second.first == refusal) {
+          reason = it->second.second;
+        } else {
+          reason = result.failed.add_reason(refusal.format());
+          formatted.try_emplace(h, &refusal, reason);
+        }
+        result.failed.add(cluster_.node(id).name, reason);
+      }
     }
   }
   if (!decision.placed()) {

@@ -3,6 +3,8 @@
 // a watch from that version streams the changes, a 410 Gone (the version is
 // older than the server's history) means list again. Terminated pods are
 // passed through: the decision state drops them (one rule, one place).
+// Pages and watch lines are read by the core's one reader: a decoded sink
+// gets each object decoded, a JSON sink the object as the API wrote it.
 #include <fmt/format.h>
 
 #include <atomic>
@@ -10,6 +12,9 @@
 #include <set>
 #include <thread>
 
+#include "api_objects.hpp"
+#include "gpuslice/core/codec/kube_reader.hpp"
+#include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/cluster_io.hpp"
 #include "kube_http.hpp"
 
@@ -35,7 +40,9 @@ const char* path_of(Resource r) { return r == Resource::Nodes ? "/api/v1/nodes" 
 const char* kind_of(Resource r) { return r == Resource::Nodes ? "Node" : "Pod"; }
 
 struct Listed {
-  std::vector<nlohmann::json> items;
+  std::vector<nlohmann::json> items;           // for a JSON sink
+  std::vector<core::codec::NodeObject> nodes;  // for a decoded one
+  std::vector<core::codec::PodObject> pods;
   std::string resource_version;
 };
 
@@ -89,12 +96,14 @@ class KubeFeed final : public ClusterFeed {
     }
   };
 
-  Listed list(Resource r) {
+  Listed list(Resource r, bool decoded) {
     Listed out;
     std::string next;
     bool paged = options_.list_page_size > 0;
     auto cli = http_.client(kListTimeout);
     InFlight guard(*this, cli.get());
+    core::codec::ReadOptions read;
+    read.default_kind = kind_of(r);  // the API's list items name no kind
     for (;;) {
       if (stopping_) throw ApiError(0, "stopping");
       std::string path = http_.prefix() + path_of(r);
@@ -112,24 +121,28 @@ class KubeFeed final : public ClusterFeed {
         continue;
       }
       if (res->status != 200) throw ApiError(res->status, status_message(res->status, res->body));
-      nlohmann::json page;
+      core::codec::ListInfo page;
       try {
-        page = nlohmann::json::parse(res->body);
-      } catch (const nlohmann::json::exception& e) {
-        throw ApiError(res->status, fmt::format("{} list is not JSON: {}", path_of(r), e.what()));
+        const core::codec::KubeText text = core::codec::KubeText::from_string(res->body, path_of(r));
+        res->body = std::string();  // read from the copy; one page in memory at a time
+        page = core::codec::read_kube_objects(
+            text,
+            [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+              if (!decoded)
+                out.items.push_back(api_json(object, context));
+              else if (auto* n = std::get_if<core::codec::NodeObject>(&object))
+                out.nodes.push_back(std::move(*n));
+              else if (auto* p = std::get_if<core::codec::PodObject>(&object))
+                out.pods.push_back(std::move(*p));
+            },
+            read);
+      } catch (const core::InputError& e) {
+        throw ApiError(res->status, fmt::format("{} list is not a list of objects: {}", path_of(r), e.what()));
       }
-      if (!page.is_object() || !page.contains("items") || !page["metadata"].is_object())
+      if (page.kind.empty())
         throw ApiError(res->status, fmt::format("{} answered something that is not a list", path_of(r)));
-      if (page["items"].is_array())
-        for (auto& item : page["items"]) {
-          // List items carry no apiVersion/kind; watch objects do. Make them alike.
-          item["apiVersion"] = "v1";
-          item["kind"] = kind_of(r);
-          out.items.push_back(std::move(item));
-        }
-      const auto& meta = page["metadata"];
-      out.resource_version = meta.value("resourceVersion", "");
-      next = meta.value("continue", "");
+      out.resource_version = page.resource_version;
+      next = page.continue_token;
       if (!paged || next.empty()) return out;
     }
   }
@@ -159,10 +172,14 @@ class KubeFeed final : public ClusterFeed {
   }
 
   void relist_locked() {
-    Listed nodes = options_.nodes ? list(Resource::Nodes) : Listed{};
-    Listed pods = list(Resource::Pods);
+    DecodedSink* decoded = sink_->decoded();
+    Listed nodes = options_.nodes ? list(Resource::Nodes, decoded != nullptr) : Listed{};
+    Listed pods = list(Resource::Pods, decoded != nullptr);
     std::lock_guard<std::mutex> lock(state_mutex_);
-    sink_->replace_all(nodes.items, pods.items);
+    if (decoded)
+      decoded->replace_all(std::move(nodes.nodes), std::move(pods.pods));
+    else
+      sink_->replace_all(nodes.items, pods.items);
     rv_nodes_ = nodes.resource_version;
     rv_pods_ = pods.resource_version;
     ++generation_;
@@ -247,29 +264,29 @@ class KubeFeed final : public ClusterFeed {
     int status = 0;
     std::string error_body, pending;
     WatchEnd end = WatchEnd::Closed;
+    core::codec::ReadOptions read;
+    read.default_kind = kind_of(r);
+    read.count_lines = false;
     auto on_line = [&](const std::string& line) -> bool {
-      nlohmann::json ev;
+      core::codec::WatchEvent ev;
       try {
-        ev = nlohmann::json::parse(line);
-      } catch (const nlohmann::json::exception& e) {
-        fmt::print(stderr, "gpuslice serve: {} watch sent a line that is not JSON ({})\n", path_of(r),
-                   e.what());
+        ev = core::codec::read_watch_event(core::codec::KubeText::from_string(line, path_of(r)), read);
+      } catch (const core::InputError& e) {
+        fmt::print(stderr, "gpuslice serve: {} watch sent a line that is not an event ({})\n", path_of(r), e.what());
         end = WatchEnd::Failed;
         return false;
       }
-      const std::string type = ev.is_object() ? ev.value("type", "") : "";
-      const nlohmann::json& obj = ev.is_object() && ev.contains("object") ? ev["object"] : nlohmann::json();
+      const std::string& type = ev.type;
       if (type == "ERROR") {
-        const int code = obj.is_object() ? obj.value("code", 0) : 0;
-        end = code == 410 ? WatchEnd::Gone : WatchEnd::Failed;
-        if (code != 410) fmt::print(stderr, "gpuslice serve: {} watch error: {}\n", path_of(r), obj.dump());
+        end = ev.status_code == 410 ? WatchEnd::Gone : WatchEnd::Failed;
+        if (ev.status_code != 410)
+          fmt::print(stderr, "gpuslice serve: {} watch error: {}\n", path_of(r), ev.raw_object);
         return false;
       }
-      if (!obj.is_object() || !obj["metadata"].is_object()) {
+      if (!ev.object || core::codec::header_of(*ev.object).meta.kind != core::codec::Scalar::Kind::Mapping) {
         end = WatchEnd::Failed;
         return false;
       }
-      const std::string next_rv = obj["metadata"].value("resourceVersion", "");
       std::lock_guard<std::mutex> lock(state_mutex_);
       if (generation != generation_) {
         end = WatchEnd::Superseded;
@@ -289,12 +306,23 @@ class KubeFeed final : public ClusterFeed {
         return false;
       }
       if (type != "BOOKMARK") {
-        if (r == Resource::Nodes)
-          sink_->node_changed(kind, obj);
+        DecodedSink* decoded = sink_->decoded();
+        auto* node = std::get_if<core::codec::NodeObject>(&*ev.object);
+        auto* pod = std::get_if<core::codec::PodObject>(&*ev.object);
+        if ((r == Resource::Nodes && !node) || (r == Resource::Pods && !pod)) {
+          end = WatchEnd::Failed;
+          return false;
+        }
+        if (decoded && node)
+          decoded->node_changed(kind, std::move(*node));
+        else if (decoded)
+          decoded->pod_changed(kind, std::move(*pod));
+        else if (node)
+          sink_->node_changed(kind, nlohmann::json::parse(ev.raw_object));
         else
-          sink_->pod_changed(kind, obj);
+          sink_->pod_changed(kind, nlohmann::json::parse(ev.raw_object));
       }
-      (r == Resource::Nodes ? rv_nodes_ : rv_pods_) = next_rv;
+      (r == Resource::Nodes ? rv_nodes_ : rv_pods_) = ev.resource_version;
       return true;
     };
     auto res = cli->Get(

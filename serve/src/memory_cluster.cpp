@@ -2,65 +2,58 @@
 
 #include <fmt/format.h>
 
-#include "gpuslice/core/codec/text_file.hpp"
-#include "gpuslice/core/codec/yaml_documents.hpp"
+#include "api_objects.hpp"
+#include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::serve {
 
 namespace {
 
-// YAML to the API's JSON. Scalars stay strings: every reader downstream is
-// the manifest codec, which reads YAML scalars the same either way.
-nlohmann::json to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      nlohmann::json j = nlohmann::json::object();
-      for (const auto& kv : node) j[kv.first.Scalar()] = to_json(kv.second);
-      return j;
-    }
-    case YAML::NodeType::Sequence: {
-      nlohmann::json j = nlohmann::json::array();
-      for (const auto& item : node) j.push_back(to_json(item));
-      return j;
-    }
-    case YAML::NodeType::Scalar:
-      return node.Scalar();
-    default:
-      return nullptr;
-  }
-}
-
 std::string key(const std::string& ns, const std::string& name) { return ns + "/" + name; }
+
+void read_api_objects(const core::codec::KubeText& text, std::vector<nlohmann::json>& nodes,
+                      std::vector<nlohmann::json>& pods) {
+  core::codec::read_kube_objects(text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+                                   if (std::holds_alternative<core::codec::NodeObject>(object))
+                                     nodes.push_back(api_json(object, context));
+                                   else if (std::holds_alternative<core::codec::PodObject>(object))
+                                     pods.push_back(api_json(object, context));
+                                 });
+}
 
 }  // namespace
 
 void read_cluster_objects(const std::string& text, const std::string& source,
                           std::vector<nlohmann::json>& nodes, std::vector<nlohmann::json>& pods) {
-  auto take = [&](const YAML::Node& doc) {
-    if (!doc.IsMap() || !doc["kind"] || !doc["kind"].IsScalar()) return;
-    const std::string kind = doc["kind"].Scalar();
-    if (kind == "Node") nodes.push_back(to_json(doc));
-    if (kind == "Pod") pods.push_back(to_json(doc));
-  };
-  for (const auto& doc : core::codec::load_yaml_documents(text, source)) {
-    if (doc.IsMap() && doc["kind"] && doc["kind"].IsScalar() &&
-        (doc["kind"].Scalar() == "List" || doc["kind"].Scalar().ends_with("List")) && doc["items"]) {
-      if (!doc["items"].IsSequence())
-        throw core::InputError(source, doc["items"].Mark().line + 1, "items", "not a list");
-      for (const auto& item : doc["items"]) take(item);
-    } else {
-      take(doc);
-    }
-  }
+  read_api_objects(core::codec::KubeText::from_string(text, source), nodes, pods);
 }
 
-SnapshotFeed::SnapshotFeed(const std::string& path) {
-  read_cluster_objects(core::codec::read_text_file(path), path, nodes_, pods_);
+SnapshotFeed::SnapshotFeed(const std::string& path) : path_(path) {
+  core::codec::read_kube_objects(core::codec::KubeText::from_file(path),
+                                 [&](core::codec::KubeObject&& object, const core::codec::ReadContext&) {
+                                   if (auto* n = std::get_if<core::codec::NodeObject>(&object))
+                                     nodes_.push_back(std::move(*n));
+                                   else if (auto* p = std::get_if<core::codec::PodObject>(&object))
+                                     pods_.push_back(std::move(*p));
+                                 });
   if (nodes_.empty()) throw core::InputError(path, 0, "kind", "no Node objects found");
+  node_count_ = nodes_.size();
+  pod_count_ = pods_.size();
 }
 
-void SnapshotFeed::start(ClusterSink& sink) { sink.replace_all(nodes_, pods_); }
+void SnapshotFeed::start(ClusterSink& sink) {
+  if (DecodedSink* decoded = sink.decoded()) {
+    decoded->replace_all(std::move(nodes_), std::move(pods_));
+  } else {
+    // Whole objects: read the file again, keeping each as the API's JSON.
+    std::vector<nlohmann::json> nodes, pods;
+    read_api_objects(core::codec::KubeText::from_file(path_), nodes, pods);
+    sink.replace_all(nodes, pods);
+  }
+  nodes_.clear();
+  pods_.clear();
+}
 
 void MemoryWriter::patch_pod_annotations(const PodRef& pod, const nlohmann::json& annotations) {
   std::lock_guard lock(mutex_);

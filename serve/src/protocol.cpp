@@ -86,7 +86,8 @@ ExtenderArgs decode_extender_args(const char* data, size_t size, bool padded) {
   ExtenderArgs args;
   const auto pod = member(top, "Pod");
   if (!pod || !pod->is_object()) throw ProtocolError("ExtenderArgs: Pod is missing or not an object");
-  args.pod = to_nlohmann(*pod);
+  args.pod_json = simdjson::to_string(*pod);
+  args.pod = nlohmann::json::parse(args.pod_json);
   const auto names = member(top, "NodeNames");
   const auto nodes = member(top, "Nodes");
   // Names as given: kube-scheduler names each node once, and the decision
@@ -164,32 +165,134 @@ ExtenderBindingArgs decode_binding_args(std::string_view body) {
   return a;
 }
 
-std::string encode_filter_result(const ExtenderFilterResult& r, const ExtenderArgs& args) {
-  nlohmann::json j = nlohmann::json::object();
-  j["Nodes"] = nullptr;
-  j["NodeNames"] = nullptr;
-  if (r.nodes) {
-    if (args.nodes_form) {
-      nlohmann::json items = nlohmann::json::array();
-      for (const auto& name : *r.nodes)
-        for (const auto& item : args.node_items) {
-          const nlohmann::json* meta = field(item, "metadata");
-          const nlohmann::json* n = meta ? field(*meta, "name") : nullptr;
-          if (n && n->is_string() && n->get_ref<const std::string&>() == name) {
-            items.push_back(item);
-            break;
-          }
-        }
-      j["Nodes"] = {{"metadata", nlohmann::json::object()}, {"items", std::move(items)}};
-    } else {
-      j["NodeNames"] = *r.nodes;
-    }
+namespace {
+
+// A JSON string, escaped as nlohmann writes it (invalid UTF-8 replaced).
+void write_string(std::string& out, std::string_view s) {
+  out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Names and reasons are plain ASCII almost always: those are written as
+// they are, anything else through nlohmann's escaping.
+void write_plain_or_escaped(std::string& out, std::string_view s) {
+  for (char c : s)
+    if (c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 ||
+        static_cast<unsigned char>(c) >= 0x80)
+      return write_string(out, s);
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+void write_map(std::string& out, const FailedNodes& failed) {
+  if (failed.empty()) {
+    out += "null";
+    return;
   }
-  j["FailedNodes"] = r.failed.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.failed);
-  j["FailedAndUnresolvableNodes"] =
-      r.failed_unresolvable.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.failed_unresolvable);
-  j["Error"] = r.error;
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // By name, as a JSON object was written before (and as Go's encoding/json
+  // writes a map): the answer's bytes do not depend on the order nodes came in.
+  std::vector<std::pair<std::string_view, std::string_view>> sorted;
+  sorted.reserve(failed.size());
+  failed.for_each([&](std::string_view node, std::string_view reason) { sorted.emplace_back(node, reason); });
+  std::sort(sorted.begin(), sorted.end());
+  out += '{';
+  bool first = true;
+  for (const auto& [node, reason] : sorted) {
+    if (!first) out += ',';
+    first = false;
+    write_plain_or_escaped(out, node);
+    out += ':';
+    write_plain_or_escaped(out, reason);
+  }
+  out += '}';
+}
+
+}  // namespace
+
+// Written directly, not through a JSON tree: a pod that fits no node names
+// every node in FailedNodes.
+std::string encode_filter_result(const ExtenderFilterResult& r, const ExtenderArgs& args) {
+  // Keys in the order the JSON tree wrote them before (by name), so the
+  // bytes of an answer are unchanged.
+  std::string out = "{\"Error\":";
+  write_string(out, r.error);
+  out += ",\"FailedAndUnresolvableNodes\":";
+  FailedNodes unresolvable;
+  for (const auto& [node, reason] : r.failed_unresolvable) unresolvable[node] = reason;
+  write_map(out, unresolvable);
+  out += ",\"FailedNodes\":";
+  write_map(out, r.failed);
+  out += ",\"NodeNames\":";
+  if (r.nodes && !args.nodes_form) {
+    out += '[';
+    for (size_t i = 0; i < r.nodes->size(); ++i) {
+      if (i) out += ',';
+      write_plain_or_escaped(out, (*r.nodes)[i]);
+    }
+    out += ']';
+  } else {
+    out += "null";
+  }
+  out += ",\"Nodes\":";
+  if (r.nodes && args.nodes_form) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const auto& name : *r.nodes)
+      for (const auto& item : args.node_items) {
+        const nlohmann::json* meta = field(item, "metadata");
+        const nlohmann::json* n = meta ? field(*meta, "name") : nullptr;
+        if (n && n->is_string() && n->get_ref<const std::string&>() == name) {
+          items.push_back(item);
+          break;
+        }
+      }
+    out += nlohmann::json{{"items", std::move(items)}, {"metadata", nlohmann::json::object()}}.dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } else {
+    out += "null";
+  }
+  out += '}';
+  return out;
+}
+
+FailedNodes::Span FailedNodes::keep(std::string_view s) {
+  const Span span{static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(s.size())};
+  text_.append(s);
+  return span;
+}
+
+uint32_t FailedNodes::add_reason(std::string_view text) {
+  for (size_t i = 0; i < reasons_.size(); ++i)
+    if (view(reasons_[i]) == text) return static_cast<uint32_t>(i);
+  reasons_.push_back(keep(text));
+  return static_cast<uint32_t>(reasons_.size() - 1);
+}
+
+void FailedNodes::add(std::string_view node, uint32_t reason) { entries_.push_back({keep(node), reason}); }
+
+FailedNodes::Slot FailedNodes::operator[](std::string_view node) {
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (view(entries_[i].name) == node) return Slot(*this, i);
+  add(node, add_reason(""));
+  return Slot(*this, entries_.size() - 1);
+}
+
+std::string FailedNodes::at(std::string_view node) const {
+  for (const auto& e : entries_)
+    if (view(e.name) == node) return std::string(view(reasons_[e.reason]));
+  throw std::out_of_range("FailedNodes: no node " + std::string(node));
+}
+
+void FailedNodes::clear() {
+  text_.clear();
+  reasons_.clear();
+  entries_.clear();
+}
+
+std::map<std::string, std::string> FailedNodes::to_map() const {
+  std::map<std::string, std::string> out;
+  for_each(
+      [&](std::string_view node, std::string_view reason) { out[std::string(node)] = std::string(reason); });
+  return out;
 }
 
 std::string encode_binding_result(const std::string& error) {

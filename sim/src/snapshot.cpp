@@ -156,18 +156,26 @@ std::optional<double> parse_timestamp(std::string_view t) {
   return std::nullopt;
 }
 
-ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
-                               std::optional<double> assume_duration,
-                               const core::codec::RequestDefaults& defaults) {
+ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotOptions& options) {
+  const std::string& source = text.source();
   ClusterSnapshot snap;
   snap.source = source;
   core::Cluster cluster;
-  for (auto& nd : core::codec::parse_nodes(text, source)) {
-    if (cluster.find(nd.node.name))
-      throw InputError(source, nd.line, "metadata.name", fmt::format("duplicate node '{}'", nd.node.name));
-    if (nd.unschedulable) cordon_all_cards(nd.node);  // kubectl cordon: nothing new lands there
-    cluster.add_node(nd.node);
-  }
+  std::vector<core::codec::PodDocument> docs;
+  std::vector<size_t> object_of;  // docs[i] -> objects.pods
+  core::codec::read_kube_objects(text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+    if (auto* node = std::get_if<core::codec::NodeObject>(&object)) {
+      core::codec::NodeDocument nd = core::codec::hami_node(*node, context);
+      if (cluster.find(nd.node.name))
+        throw InputError(source, nd.line, "metadata.name", fmt::format("duplicate node '{}'", nd.node.name));
+      if (nd.unschedulable) cordon_all_cards(nd.node);  // kubectl cordon: nothing new lands there
+      cluster.add_node(std::move(nd.node));
+    } else if (auto* pod = std::get_if<core::codec::PodObject>(&object)) {
+      docs.push_back(core::codec::hami_pod(*pod, context, options.defaults));
+      object_of.push_back(options.keep_objects ? snap.objects.pods.size() : StartingPod::kNoObject);
+    }
+    if (options.keep_objects) snap.objects.add(std::move(object));
+  });
   if (cluster.size() == 0)
     throw InputError(source, 0, "kind",
                      "no Node objects found (is this `kubectl get nodes,pods -A -o yaml`?)");
@@ -177,7 +185,7 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
     snap.warnings.push_back(
         fmt::format("{}: no node carries hami.io/node-nvidia-register: no GPU to place on", source));
 
-  auto docs = core::codec::parse_pods(text, source, defaults);
+  const std::optional<double> assume_duration = options.assume_duration;
   auto duration_of = [&](const core::codec::PodDocument& doc) -> double {
     if (doc.expected_duration.empty()) return assume_duration.value_or(kForever);
     const auto d = parse_duration(doc.expected_duration);
@@ -195,9 +203,9 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
   };
   std::vector<Queued> queue;
   for (const core::PlacedPod& p : core::read_placed_pods(cluster, docs, source, {}, snap.warnings)) {
-    const auto& doc = docs[p.doc];
-    const std::string name = doc.request.ns + "/" + doc.request.name;
+    auto& doc = docs[p.doc];
     const bool gpu = doc.request.wants_devices();
+    auto name = [&] { return doc.request.ns + "/" + doc.request.name; };
     switch (p.role) {
       case core::PlacedRole::Terminated:
         ++snap.skipped[doc.phase == "Succeeded" ? kSkipSucceeded : kSkipFailed];
@@ -215,7 +223,7 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
           snap.warnings.push_back(
               fmt::format("{}:{}: pod '{}' asks HAMi resources and runs on '{}' without {}: "
                           "its GPUs are not counted",
-                          source, doc.line, name, doc.node_name, core::codec::kAllocatedAnnotation));
+                          source, doc.line, name(), doc.node_name, core::codec::kAllocatedAnnotation));
           ++snap.skipped[kSkipNotHami];
         } else if (p.role == core::PlacedRole::BoundOnly) {
           ++snap.skipped[kSkipNoGpu];  // its CPU and memory still count on its node
@@ -224,16 +232,17 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
             p.role == core::PlacedRole::Hami ? p.allocation : core::PodAllocation{};
         if (std::string over = over_capacity(cluster, p.node, allocation, doc.request.host); !over.empty()) {
           snap.warnings.push_back(fmt::format("{}:{}: pod '{}' on node '{}' is not counted: {}", source,
-                                              doc.line, name, cluster.node(p.node).name, over));
+                                              doc.line, name(), cluster.node(p.node).name, over));
           if (p.role == core::PlacedRole::Hami) ++snap.skipped[kSkipOverCapacity];
           continue;
         }
         cluster.charge(p.node, allocation, doc.request.host);
         StartingPod s;
-        s.request = doc.request;
+        s.duration = p.role == core::PlacedRole::Hami ? duration_of(doc) : kForever;
+        s.request = std::move(doc.request);  // read no more
         s.node = p.node;
         s.allocation = allocation;
-        s.duration = p.role == core::PlacedRole::Hami ? duration_of(doc) : kForever;
+        s.object = object_of[p.doc];
         snap.starting.push_back(std::move(s));
         if (p.role == core::PlacedRole::Hami) ++snap.running_gpu_pods;
         continue;
@@ -247,7 +256,7 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
           snap.warnings.push_back(
               fmt::format("{}:{}: pod '{}' asks HAMi resources, is {} and bound to no known "
                           "node: left out",
-                          source, doc.line, name, doc.phase));
+                          source, doc.line, name(), doc.phase));
           ++snap.skipped[doc.node_name.empty() ? kSkipNotHami : kSkipUnknownNode];
           continue;
         }
@@ -259,23 +268,41 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
                              fmt::format("'{}' is not an RFC 3339 time (2024-05-10T12:01:44Z)", doc.created));
           created = *t;
         }
-        queue.push_back({created, name, p.doc});
+        queue.push_back({created, name(), p.doc});
         continue;
     }
   }
   std::stable_sort(queue.begin(), queue.end(), [](const Queued& a, const Queued& b) {
     return a.created != b.created ? a.created < b.created : a.key < b.key;
   });
-  for (const auto& q : queue) snap.queue.push_back({docs[q.doc].request, duration_of(docs[q.doc])});
   snap.listed.reserve(docs.size());
   for (auto& d : docs)
     snap.listed.push_back({d.request.ns + "/" + d.request.name, d.phase, std::move(d.meta)});
+  for (const auto& q : queue) {
+    const double duration = duration_of(docs[q.doc]);
+    snap.queue.push_back({std::move(docs[q.doc].request), duration, object_of[q.doc]});
+  }
   for (size_t i = 0; i < cluster.size(); ++i) snap.nodes.push_back(cluster.node(i));
   return snap;
 }
 
+ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
+                               std::optional<double> assume_duration,
+                               const core::codec::RequestDefaults& defaults) {
+  SnapshotOptions options;
+  options.assume_duration = assume_duration;
+  options.defaults = defaults;
+  return read_snapshot(core::codec::KubeText::from_string(text, source), options);
+}
+
+ClusterSnapshot load_snapshot(const std::string& path, const SnapshotOptions& options) {
+  return read_snapshot(core::codec::KubeText::from_file(path), options);
+}
+
 ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration) {
-  return parse_snapshot(core::codec::read_text_file(path), path, assume_duration);
+  SnapshotOptions options;
+  options.assume_duration = assume_duration;
+  return load_snapshot(path, options);
 }
 
 FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,

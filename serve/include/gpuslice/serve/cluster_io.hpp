@@ -1,9 +1,11 @@
 // The seam between `gpuslice serve`'s decision state and wherever the
 // cluster lives: a Kubernetes API server (list + watch in, patches, bindings
 // and events out) or a snapshot file served from memory (no API calls).
-// Objects cross this seam as the API's own JSON (a Node or a Pod exactly as
-// `GET /api/v1/nodes` returns its items), so one decoder (the core's
-// manifest codec) reads them whatever their source.
+// Feeds read what they get (list pages, watch lines, the snapshot file) with
+// the core's one reader (kube_reader.hpp) and hand each object over decoded
+// (kube_objects.hpp) to a sink that takes them so (the decision state); a
+// sink that wants whole objects gets the API's own JSON instead (a Node or a
+// Pod exactly as `GET /api/v1/nodes` returns its items).
 #pragma once
 
 #include <map>
@@ -12,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "gpuslice/core/codec/kube_objects.hpp"
 
 namespace gpuslice::serve {
 
@@ -36,11 +40,24 @@ class ApiError : public std::runtime_error {
 
 enum class WatchKind { Added, Modified, Deleted };
 
+// The same calls with the reader's decoded objects: nothing of an object
+// but what the reader keeps crosses, and nothing is kept as a JSON tree.
+class DecodedSink {
+ public:
+  virtual ~DecodedSink() = default;
+  virtual void replace_all(std::vector<core::codec::NodeObject> nodes, std::vector<core::codec::PodObject> pods) = 0;
+  virtual void node_changed(WatchKind kind, core::codec::NodeObject object) = 0;
+  virtual void pod_changed(WatchKind kind, core::codec::PodObject object) = 0;
+};
+
 // What the feed tells the state. Calls come from the feed's own thread; the
 // state serialises them with filters and binds (one writer).
 class ClusterSink {
  public:
   virtual ~ClusterSink() = default;
+  // A sink that takes decoded objects returns that side here; feeds then
+  // call it instead of the JSON calls below.
+  virtual DecodedSink* decoded() { return nullptr; }
   // The whole cluster, after a (re)list: replaces everything known so far.
   virtual void replace_all(const std::vector<nlohmann::json>& nodes,
                            const std::vector<nlohmann::json>& pods) = 0;

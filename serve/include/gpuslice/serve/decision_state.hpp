@@ -59,12 +59,18 @@ struct CardUse {
   int32_t cores = 0, cores_used = 0, slots_used = 0;
 };
 
-class DecisionState final : public ClusterSink {
+class DecisionState final : public ClusterSink, public DecodedSink {
  public:
   DecisionState(StateOptions options, ClusterWriter& writer);
   ~DecisionState() override;
 
-  // ClusterSink: the feed's view of the cluster.
+  // The feed's view of the cluster, as the reader decodes it: each object is
+  // read into what decisions need (serve.md names the bytes) and dropped.
+  DecodedSink* decoded() override { return this; }
+  void replace_all(std::vector<core::codec::NodeObject> nodes, std::vector<core::codec::PodObject> pods) override;
+  void node_changed(WatchKind kind, core::codec::NodeObject object) override;
+  void pod_changed(WatchKind kind, core::codec::PodObject object) override;
+  // The same from the API's JSON (tools and tests), decoded by the same reader.
   void replace_all(const std::vector<nlohmann::json>& nodes,
                    const std::vector<nlohmann::json>& pods) override;
   void node_changed(WatchKind kind, const nlohmann::json& object) override;
@@ -94,6 +100,22 @@ class DecisionState final : public ClusterSink {
     std::string ns, name;
   };
 
+  // A node as the feed shows it: what identifies its registration (so a
+  // change elsewhere, HAMi's handshake or the lock, does not re-read it) and
+  // the registration as the core reads it (nullopt: unreadable, skipped).
+  struct NodeRecord {
+    std::pair<uint64_t, uint64_t> fingerprint{};
+    std::optional<core::Node> parsed;
+  };
+  // A pod as the feed shows it: HAMi's reading of it (request, node, grants,
+  // phase), or nothing when it cannot be read (then it holds nothing).
+  struct PodSeen {
+    std::string key;
+    std::string phase;
+    bool bound = false;  // spec.nodeName set
+    std::optional<core::codec::PodDocument> doc;
+  };
+
   std::chrono::system_clock::time_point now() const;
   void charge(Held& held);
   void release(Held& held);
@@ -101,8 +123,11 @@ class DecisionState final : public ClusterSink {
   void expire();
   void schedule_expiry(const std::string& key, const Held& held);
   void rebuild();
-  std::optional<core::Node> parse_node(const nlohmann::json& object) const;
-  void observe_pod(const nlohmann::json& pod, bool deleted);
+  NodeRecord read_node(const core::codec::NodeObject& object, const NodeRecord* before) const;
+  PodSeen read_pod(const core::codec::PodObject& object) const;
+  void note_lock(const core::codec::NodeObject& object, bool deleted);
+  void observe_pod(const PodSeen& pod, bool deleted);
+  void remember_pod(PodSeen&& pod);
   std::string key_of(const std::string& uid, const std::string& ns, const std::string& name) const;
 
   StateOptions options_;
@@ -112,10 +137,9 @@ class DecisionState final : public ClusterSink {
   core::Cluster cluster_;
   std::unique_ptr<core::Policy> policy_;
   core::Scheduler scheduler_;
-  std::map<std::string, nlohmann::json> node_objects_;             // name -> Node (feed)
-  std::map<std::string, std::optional<core::Node>> parsed_nodes_;  // name -> its registration, read
-  std::vector<std::string> node_order_;                   // as the feed listed them: ties go to the first
-  std::map<std::string, nlohmann::json> pod_objects_;     // key -> Pod (feed)
+  std::map<std::string, NodeRecord> nodes_;                            // name -> the node (feed)
+  std::vector<std::string> node_order_;                                // as the feed listed them: ties go to the first
+  std::unordered_map<std::string, core::codec::PodDocument> pods_;     // key -> HAMi's reading of a pod (feed)
   std::unordered_map<std::string, Held> held_;            // key (uid, else ns/name) -> what it holds
   std::unordered_map<std::string, NodeLock> node_locks_;  // node -> hami.io/mutex.lock
   uint64_t generation_ = 0;

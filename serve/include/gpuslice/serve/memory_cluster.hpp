@@ -14,19 +14,24 @@ namespace gpuslice::serve {
 
 class SnapshotFeed final : public ClusterFeed {
  public:
-  // Reads and checks the file now: throws core::InputError (file, line).
+  // Reads and checks the file now, with the one reader (its objects decoded,
+  // its text dropped): throws core::InputError (file, line).
   explicit SnapshotFeed(const std::string& path);
   void start(ClusterSink& sink) override;  // one replace_all, nothing after
   void stop() override {}
-  size_t node_count() const { return nodes_.size(); }
-  size_t pod_count() const { return pods_.size(); }
+  size_t node_count() const { return node_count_; }
+  size_t pod_count() const { return pod_count_; }
 
  private:
-  std::vector<nlohmann::json> nodes_, pods_;
+  std::string path_;
+  std::vector<core::codec::NodeObject> nodes_;
+  std::vector<core::codec::PodObject> pods_;
+  size_t node_count_ = 0, pod_count_ = 0;
 };
 
 // Objects of kind Node and Pod in a kubectl dump (a v1 List, several
-// documents, or single objects), as the API's JSON.
+// documents, or single objects), as the API's JSON: each object as written
+// when the text is JSON, else the fields the reader keeps.
 void read_cluster_objects(const std::string& text, const std::string& source,
                           std::vector<nlohmann::json>& nodes, std::vector<nlohmann::json>& pods);
 

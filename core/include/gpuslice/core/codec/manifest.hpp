@@ -1,6 +1,7 @@
-// Kubernetes manifests (YAML or JSON text): Nodes carrying the registration
+// HAMi's reading of Kubernetes objects: Nodes carrying the registration
 // annotation, Pods as users write them, and placed Pods whose annotations
-// say where they run. Errors carry the line and field.
+// say where they run. The objects come from the one reader
+// (kube_reader.hpp); errors carry the file, line and field.
 #pragma once
 
 #include <map>
@@ -9,12 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuslice/core/codec/kube_objects.hpp"
 #include "gpuslice/core/model.hpp"
 #include "gpuslice/core/request.hpp"
-
-namespace YAML {
-class Node;
-}
 
 namespace gpuslice::core::codec {
 
@@ -32,7 +30,7 @@ struct RequestDefaults {
 
 // metadata.ownerReferences[] entry with controller: true: what recreates
 // the pod when it is evicted.
-struct OwnerReference {
+struct ControllerOwner {
   std::string kind, name, uid;
 };
 
@@ -40,7 +38,7 @@ struct OwnerReference {
 // defrag), beyond its request.
 struct PodMeta {
   std::map<std::string, std::string> labels;  // metadata.labels
-  std::optional<OwnerReference> controller;   // none: a bare pod
+  std::optional<ControllerOwner> controller;   // none: a bare pod
   std::optional<bool> ready;                  // status.conditions[type=Ready].status, when listed
   bool deleting = false;                      // metadata.deletionTimestamp set
 };
@@ -102,22 +100,25 @@ inline constexpr std::string_view kExpectedDurationAnnotation = "gpuslice.io/exp
 // and ';', so those, blanks and NULs are refused wherever nodes are named.
 std::string node_name_problem(std::string_view name);
 
-// Multi-document YAML, a v1 List, or a single object. `source` names the
-// file in errors. Documents of other kinds are skipped.
+class ReadContext;
+
+// One decoded object as HAMi reads it; `context` (the reader's, during the
+// visit) names the lines of errors. Throws InputError.
+PodDocument hami_pod(const PodObject& pod, const ReadContext& context, const RequestDefaults& defaults = {});
+NodeDocument hami_node(const NodeObject& node, const ReadContext& context);
+
+// Every Node / Pod of a text (JSON or YAML: multi-document, a v1 List, or a
+// single object), through the one reader. `source` names the file in errors.
+// Objects of other kinds are skipped.
 std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source);
 std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
                                     const RequestDefaults& defaults = {});
 
 // The PodDisruptionBudget objects of a dump (`kubectl get pdb -A -o yaml`
-// appended to nodes and pods), any apiVersion; a malformed one throws
+// appended to nodes and pods), through the one reader; a malformed one throws
 // InputError with its line and field.
 std::vector<BudgetDocument> parse_disruption_budgets(std::string_view text, const std::string& source);
-
-// One object already read into a tree (the extender converts the API's
-// JSON objects; scanning them again as text cost more than deciding).
-// `source` names it in errors; a tree built in memory has no lines (0).
-PodDocument parse_pod_object(const YAML::Node& object, const std::string& source,
-                             const RequestDefaults& defaults = {});
-NodeDocument parse_node_object(const YAML::Node& object, const std::string& source);
+// One decoded budget; `context` names the lines of errors.
+BudgetDocument budget_document(const PodDisruptionBudgetObject& budget, const ReadContext& context);
 
 }  // namespace gpuslice::core::codec

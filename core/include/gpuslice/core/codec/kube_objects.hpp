@@ -1,0 +1,174 @@
+// Kubernetes objects as the one reader (kube_reader.hpp) decodes them: only
+// the fields some part of gpuslice reads, each scalar as written with where
+// it was written. Whatever reads cluster state starts from these: HAMi's
+// view of nodes and pods (manifest.hpp), and any other scheduler's dialect
+// (Koordinator's Device objects and koordinator.sh/* resources, KAI's
+// annotations) or tool (PodDisruptionBudgets and owners for moving pods).
+// The reader checks the structure it walks (a mapping where one belongs, a
+// list where one belongs); what a value means is the interpreter's call, so
+// leaves keep their kind: an interpreter refuses a mapping where it wants a
+// string with its own words.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace gpuslice::core::codec {
+
+// Where a value was written, to name its line in an error: the reader turns
+// it into a line (ReadContext::line_of) only when asked. Opaque to callers.
+using Position = uint64_t;
+inline constexpr Position kNoPosition = UINT64_MAX;
+
+// One leaf as written. Numbers and booleans keep their source spelling
+// ("4000", "4e3", "true") so quantities read as the user wrote them; JSON
+// and YAML give the same text for the same value.
+struct Scalar {
+  enum class Kind : uint8_t {
+    Absent,    // the key is not there
+    Null,      // null, ~ or an empty value
+    Text,      // a string, number or boolean
+    Mapping,   // present, but a mapping (its content is skipped)
+    Sequence,  // present, but a list (its content is skipped)
+  };
+  Kind kind = Kind::Absent;
+  // Text only: written as a string (quoted, a block scalar, a JSON string)
+  // rather than a plain number or word: "3" is a string, 3 an integer.
+  bool quoted = false;
+  std::string text;  // Text only
+  Position at = kNoPosition;
+
+  bool present() const { return kind != Kind::Absent; }
+  bool is_text() const { return kind == Kind::Text; }
+  // Present and not null: HAMi's reader treats a null like a missing key.
+  bool given() const { return kind != Kind::Absent && kind != Kind::Null; }
+};
+
+// A map of strings (labels, annotations, a resource list), in source order.
+struct Entry {
+  std::string key;
+  Position key_at = kNoPosition;
+  Scalar value;
+};
+struct StringMap {
+  Scalar::Kind kind = Scalar::Kind::Absent;  // Absent, Null or Mapping
+  Position at = kNoPosition;
+  std::vector<Entry> entries;
+  const Entry* find(std::string_view key) const {
+    for (const auto& e : entries)
+      if (e.key == key) return &e;
+    return nullptr;
+  }
+};
+
+struct OwnerReference {
+  std::string api_version, kind, name, uid;
+  bool controller = false;  // metadata.ownerReferences[].controller
+  Position at = kNoPosition;
+};
+
+struct ObjectMeta {
+  Scalar name, namespace_name, uid, creation_timestamp, resource_version;
+  Scalar deletion_timestamp;  // set once the pod is being deleted
+  StringMap labels, annotations;
+  std::vector<OwnerReference> owner_references;
+  Scalar::Kind kind = Scalar::Kind::Absent;  // of metadata itself: Absent, Null or Mapping
+  Position at = kNoPosition;
+};
+
+// What every decoded object carries.
+struct ObjectHeader {
+  std::string api_version;  // "v1", "policy/v1", "scheduling.koordinator.sh/v1alpha1"
+  std::string kind;
+  ObjectMeta meta;
+  Position at = kNoPosition;  // the object's first line
+  int line = 0;               // the same as a line (0: objects from memory, the API)
+};
+
+struct ContainerObject {
+  Scalar name;
+  Scalar::Kind resources_kind = Scalar::Kind::Absent;  // resources: Absent, Null or Mapping
+  StringMap limits, requests;                           // resources.limits / resources.requests
+  Position at = kNoPosition;
+};
+
+struct PodObject {
+  ObjectHeader header;
+  Scalar::Kind spec_kind = Scalar::Kind::Absent;  // Absent, Null or Mapping
+  Position spec_at = kNoPosition;
+  Scalar node_name, scheduler_name;  // spec.nodeName, spec.schedulerName
+  std::vector<ContainerObject> init_containers, containers;
+  Scalar phase;  // status.phase
+  // status.conditions[]: the Ready condition decides whether the disruption
+  // controller counts a pod as healthy.
+  struct Condition {
+    Scalar type, status;
+    Position at = kNoPosition;
+  };
+  std::vector<Condition> conditions;
+};
+
+struct NodeObject {
+  ObjectHeader header;
+  Scalar unschedulable;             // spec.unschedulable
+  StringMap allocatable, capacity;  // status.allocatable / status.capacity
+};
+
+// Koordinator's Device (scheduling.koordinator.sh/v1alpha1), named after its
+// node: spec.devices[].
+struct DeviceInfo {
+  Scalar type, uuid, minor, health;  // type, id, minor, health
+  StringMap resources;               // koordinator.sh/gpu-core, gpu-memory, gpu-memory-ratio...
+  Scalar socket_id, numa_node_id, pcie_id, bus_id;  // topology.socketID, nodeID, pcieID, busID
+  Position at = kNoPosition;
+};
+struct DeviceObject {
+  ObjectHeader header;
+  std::vector<DeviceInfo> devices;
+};
+
+struct LabelSelectorRequirement {
+  std::string key, op;  // op: In, NotIn, Exists, DoesNotExist
+  std::vector<std::string> values;
+  Position at = kNoPosition;
+};
+struct LabelSelector {
+  bool given = false;  // a selector was written (an empty one selects every pod)
+  StringMap match_labels;
+  std::vector<LabelSelectorRequirement> match_expressions;
+};
+
+// A PodDisruptionBudget (policy/v1): minAvailable / maxUnavailable are an
+// integer or a percentage ("50%"): IntOrString says which was written.
+struct IntOrString {
+  bool given = false;
+  bool is_int = false;
+  int64_t int_value = 0;  // is_int
+  std::string text;       // !is_int: as written ("50%")
+  Position at = kNoPosition;
+};
+struct PodDisruptionBudgetObject {
+  ObjectHeader header;
+  Scalar::Kind spec_kind = Scalar::Kind::Absent;  // Absent, Null or Mapping
+  IntOrString min_available, max_unavailable;
+  LabelSelector selector;
+};
+
+// One object as the reader hands it over.
+using KubeObject = std::variant<PodObject, NodeObject, DeviceObject, PodDisruptionBudgetObject>;
+const ObjectHeader& header_of(const KubeObject& object);
+
+// Every object of one read, by kind, each in the order read.
+struct KubeObjects {
+  std::vector<NodeObject> nodes;
+  std::vector<PodObject> pods;
+  std::vector<DeviceObject> devices;
+  std::vector<PodDisruptionBudgetObject> disruption_budgets;
+  void add(KubeObject&& object);
+};
+
+}  // namespace gpuslice::core::codec

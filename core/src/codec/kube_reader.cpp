@@ -1,0 +1,141 @@
+#include "gpuslice/core/codec/kube_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "gpuslice/core/errors.hpp"
+#include "kube_json.hpp"
+#include "kube_shared.hpp"
+
+namespace gpuslice::core::codec {
+
+namespace detail {
+
+int LineCounter::line_of(Position offset) const {
+  const size_t to = std::min<size_t>(static_cast<size_t>(offset), text_.size());
+  if (to >= at_)
+    line_ += static_cast<int>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(at_),
+                                         text_.begin() + static_cast<std::ptrdiff_t>(to), '\n'));
+  else
+    line_ -= static_cast<int>(std::count(text_.begin() + static_cast<std::ptrdiff_t>(to),
+                                         text_.begin() + static_cast<std::ptrdiff_t>(at_), '\n'));
+  at_ = to;
+  return line_;
+}
+
+Position UniqueKeys::add(std::string_view key, Position at) {
+  Open& open = starts_.back();
+  if (!open.hashed.empty()) {
+    const auto [it, fresh] = open.hashed.emplace(key, at);
+    return fresh ? kNoPosition : it->second;
+  }
+  for (size_t i = open.first; i < keys_.size(); ++i)
+    if (keys_[i].first == key) return keys_[i].second;
+  keys_.emplace_back(key, at);
+  if (keys_.size() - open.first > kLinear) {
+    // A long mapping: from here on by hash, so checking stays linear in its keys.
+    for (size_t i = open.first; i < keys_.size(); ++i) open.hashed.emplace(keys_[i].first, keys_[i].second);
+  }
+  return kNoPosition;
+}
+
+void UniqueKeys::close() {
+  keys_.resize(starts_.back().first);
+  starts_.pop_back();
+}
+
+}  // namespace detail
+
+void ReadContext::fail(Position at, const std::string& field, const std::string& what) const {
+  throw InputError(source(), line_of(at), field, what);
+}
+
+KubeText::KubeText(size_t size, std::string source)
+    : data_(new char[size + kPadding]), size_(size), source_(std::move(source)) {
+  std::memset(data_.get() + size, 0, kPadding);
+}
+
+KubeText KubeText::from_string(std::string_view text, std::string source) {
+  KubeText t(text.size(), std::move(source));
+  if (!text.empty()) std::memcpy(t.data_.get(), text.data(), text.size());
+  return t;
+}
+
+KubeText KubeText::from_file(const std::string& path, const NamedAt* named_at) {
+  auto refuse = [&](const std::string& what) {
+    if (named_at)
+      throw InputError(named_at->source, named_at->line, named_at->field, fmt::format("'{}': {}", path, what));
+    throw InputError(path, 0, "", what);
+  };
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) refuse("is a folder; give a file");
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) refuse("is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) refuse("cannot open file");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) refuse("cannot open file");
+  // Read straight into the padded buffer: one copy of the file in memory.
+  KubeText t(static_cast<size_t>(size), path);
+  if (size > 0 && !in.read(t.data_.get(), static_cast<std::streamsize>(size))) refuse("cannot read file");
+  return t;
+}
+
+namespace {
+
+// JSON when the text opens an object with a quoted key (or an empty one):
+// anything else, flow-style YAML included, is YAML (JSON is YAML too).
+bool looks_like_json(std::string_view t) {
+  size_t i = 0;
+  if (t.substr(0, 3) == "\xEF\xBB\xBF") i = 3;  // a UTF-8 byte order mark
+  auto skip_space = [&] {
+    while (i < t.size() && (t[i] == ' ' || t[i] == '\n' || t[i] == '\r' || t[i] == '\t')) ++i;
+  };
+  skip_space();
+  if (i >= t.size() || t[i] != '{') return false;
+  ++i;
+  skip_space();
+  return i < t.size() && (t[i] == '"' || t[i] == '}');
+}
+
+}  // namespace
+
+ListInfo read_kube_objects(const KubeText& text, const ObjectVisitor& visit, const ReadOptions& options) {
+  if (looks_like_json(text.text())) return detail::read_json(text, visit, options);
+  return detail::read_yaml(text, visit, options);
+}
+
+KubeObjects read_all_kube_objects(const KubeText& text, const ReadOptions& options) {
+  KubeObjects out;
+  read_kube_objects(text, [&](KubeObject&& object, const ReadContext&) { out.add(std::move(object)); }, options);
+  return out;
+}
+
+WatchEvent read_watch_event(const KubeText& line, const ReadOptions& options) {
+  return detail::read_json_watch_event(line, options);
+}
+
+const ObjectHeader& header_of(const KubeObject& object) {
+  return std::visit([](const auto& o) -> const ObjectHeader& { return o.header; }, object);
+}
+
+void KubeObjects::add(KubeObject&& object) {
+  std::visit(
+      [&](auto&& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, PodObject>)
+          pods.push_back(std::move(o));
+        else if constexpr (std::is_same_v<T, NodeObject>)
+          nodes.push_back(std::move(o));
+        else if constexpr (std::is_same_v<T, DeviceObject>)
+          devices.push_back(std::move(o));
+        else
+          disruption_budgets.push_back(std::move(o));
+      },
+      std::move(object));
+}
+
+}  // namespace gpuslice::core::codec
