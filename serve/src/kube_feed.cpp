@@ -137,7 +137,8 @@ class KubeFeed final : public ClusterFeed {
             },
             read);
       } catch (const core::InputError& e) {
-        throw ApiError(res->status, fmt::format("{} list is not a list of objects: {}", path_of(r), e.what()));
+        throw ApiError(res->status,
+                       fmt::format("{} list is not a list of objects: {}", path_of(r), e.what()));
       }
       if (page.kind.empty())
         throw ApiError(res->status, fmt::format("{} answered something that is not a list", path_of(r)));
@@ -272,7 +273,8 @@ class KubeFeed final : public ClusterFeed {
       try {
         ev = core::codec::read_watch_event(core::codec::KubeText::from_string(line, path_of(r)), read);
       } catch (const core::InputError& e) {
-        fmt::print(stderr, "gpuslice serve: {} watch sent a line that is not an event ({})\n", path_of(r), e.what());
+        fmt::print(stderr, "gpuslice serve: {} watch sent a line that is not an event ({})\n", path_of(r),
+                   e.what());
         end = WatchEnd::Failed;
         return false;
       }

@@ -163,7 +163,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotO
   core::Cluster cluster;
   std::vector<core::codec::PodDocument> docs;
   std::vector<size_t> object_of;  // docs[i] -> objects.pods
-  core::codec::read_kube_objects(text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+  core::codec::read_kube_objects(text, [&](core::codec::KubeObject&& object,
+                                           const core::codec::ReadContext& context) {
     if (auto* node = std::get_if<core::codec::NodeObject>(&object)) {
       core::codec::NodeDocument nd = core::codec::hami_node(*node, context);
       if (cluster.find(nd.node.name))
@@ -201,6 +202,10 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotO
     std::string key;
     size_t doc;
   };
+  // Every pod as listed, before the requests below are moved out.
+  snap.listed.reserve(docs.size());
+  for (auto& d : docs)
+    snap.listed.push_back({d.request.ns + "/" + d.request.name, d.phase, std::move(d.meta)});
   std::vector<Queued> queue;
   for (const core::PlacedPod& p : core::read_placed_pods(cluster, docs, source, {}, snap.warnings)) {
     auto& doc = docs[p.doc];
@@ -275,9 +280,6 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotO
   std::stable_sort(queue.begin(), queue.end(), [](const Queued& a, const Queued& b) {
     return a.created != b.created ? a.created < b.created : a.key < b.key;
   });
-  snap.listed.reserve(docs.size());
-  for (auto& d : docs)
-    snap.listed.push_back({d.request.ns + "/" + d.request.name, d.phase, std::move(d.meta)});
   for (const auto& q : queue) {
     const double duration = duration_of(docs[q.doc]);
     snap.queue.push_back({std::move(docs[q.doc].request), duration, object_of[q.doc]});

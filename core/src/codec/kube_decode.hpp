@@ -6,13 +6,13 @@
 // manifest codec always used; what a leaf means is the interpreter's call.
 //
 // A value cursor V gives:
-//   Shape shape();                      what the value is (it is not consumed)
-//   Position at();                      where it starts
-//   Scalar scalar();                    the value as a leaf (a mapping or list: its kind, content checked)
-//   void fields(F f);                   a mapping: f(std::string_view key, Position key_at, V& value) for each
-//                                       key in order; values f does not consume are checked and skipped
-//   void items(F f);                    a list: f(size_t index, V& item)
-//   void skip();                        checked and skipped
+//   Shape shape();       what the value is (it is not consumed)
+//   Position at();       where it starts
+//   Scalar scalar();     the value as a leaf (a mapping or list: its kind, content checked)
+//   void fields(F f);    a mapping: f(std::string_view key, Position key_at, V& value) for each
+//                        key in order; values f does not consume are checked and skipped
+//   void items(F f);     a list: f(size_t index, V& item)
+//   void skip();         checked and skipped
 #pragma once
 
 #include <fmt/format.h>
@@ -164,7 +164,8 @@ class ObjectDecoder {
   std::string text(V& v, size_t i, const char* key) {
     Scalar s = v.scalar();
     if (s.kind == Scalar::Kind::Null) return {};
-    if (!s.is_text()) ctx_.fail(s.at, fmt::format("metadata.ownerReferences[{}].{}", i, key), "must be a string");
+    if (!s.is_text())
+      ctx_.fail(s.at, fmt::format("metadata.ownerReferences[{}].{}", i, key), "must be a string");
     return std::move(s.text);
   }
 
@@ -181,7 +182,8 @@ class ObjectDecoder {
       ContainerObject& c = out.emplace_back();
       c.at = item.at();
       // A container that is not a mapping was refused under this name (with its dot).
-      if (item.shape() != Shape::Mapping) ctx_.fail(item.at(), fmt::format("spec.{}[{}].", key, i), "a container must be a mapping");
+      if (item.shape() != Shape::Mapping)
+        ctx_.fail(item.at(), fmt::format("spec.{}[{}].", key, i), "a container must be a mapping");
       item.fields([&](std::string_view k, Position, V& value) {
         if (k == "name") {
           c.name = value.scalar();
@@ -215,7 +217,8 @@ class ObjectDecoder {
     v.items([&](size_t i, V& item) {
       PodObject::Condition& c = out.emplace_back();
       c.at = item.at();
-      if (item.shape() != Shape::Mapping) ctx_.fail(item.at(), fmt::format("status.conditions[{}]", i), "must be a mapping");
+      if (item.shape() != Shape::Mapping)
+        ctx_.fail(item.at(), fmt::format("status.conditions[{}]", i), "must be a mapping");
       item.fields([&](std::string_view k, Position, V& value) {
         if (k == "type")
           c.type = value.scalar();
@@ -337,12 +340,14 @@ class ObjectDecoder {
     if (!s.is_text()) ctx_.fail(s.at, field, "must be an integer or a percentage");
     out.given = true;
     if (!s.quoted) {
+      // A plain integer is an int; anything else plain (YAML's 50%) is a
+      // string, as Kubernetes reads it: its meaning is the interpreter's call.
       int64_t n = 0;
       const auto [end, ec] = std::from_chars(s.text.data(), s.text.data() + s.text.size(), n);
-      if (ec != std::errc() || end != s.text.data() + s.text.size())
-        ctx_.fail(s.at, field, fmt::format("'{}' is neither an integer nor a percentage", s.text));
-      out.is_int = true;
-      out.int_value = n;
+      if (ec == std::errc() && end == s.text.data() + s.text.size()) {
+        out.is_int = true;
+        out.int_value = n;
+      }
     }
     out.text = std::move(s.text);
     return out;

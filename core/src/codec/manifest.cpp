@@ -7,9 +7,9 @@
 #include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/codec/registration.hpp"
-#include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 
@@ -173,7 +173,8 @@ ContainerRequest parse_container(const Doc& doc, const ContainerObject& c, const
   if (c.name.present()) r.name = doc.scalar(c.name, where, "name");
   Resources rs{doc, c.limits, c.requests, where + "resources."};
   if (!c.limits.entries.empty()) check_gpu_resource_names(doc, c.limits, where + "resources.limits.", def);
-  if (!c.requests.entries.empty()) check_gpu_resource_names(doc, c.requests, where + "resources.requests.", def);
+  if (!c.requests.entries.empty())
+    check_gpu_resource_names(doc, c.requests, where + "resources.requests.", def);
 
   // Host CPU / memory: requests, else limits (Kubernetes defaults requests to limits).
   auto host_value = [&](const char* name, bool mib) -> int64_t {
@@ -197,7 +198,8 @@ ContainerRequest parse_container(const Doc& doc, const ContainerObject& c, const
     count = rs.integer(def.resource_count);
   else if ((has_mem || has_pct || has_cores) && def.default_gpu_num > 0)
     count = def.default_gpu_num;  // webhook
-  if (count < 0) doc.fail(rs.find(def.resource_count)->at, where + def.resource_count, "must not be negative");
+  if (count < 0)
+    doc.fail(rs.find(def.resource_count)->at, where + def.resource_count, "must not be negative");
   if (count > 1024)
     doc.fail(rs.find(def.resource_count)->at, where + def.resource_count, "is unreasonably large");
   if (rs.has(def.resource_priority)) r.priority = static_cast<int32_t>(rs.integer(def.resource_priority));
@@ -228,7 +230,8 @@ ContainerRequest parse_container(const Doc& doc, const ContainerObject& c, const
   r.cores = def.default_cores;
   if (has_cores) {
     int64_t cores = rs.integer(def.resource_cores);
-    if (cores < 0) doc.fail(rs.find(def.resource_cores)->at, where + def.resource_cores, "must not be negative");
+    if (cores < 0)
+      doc.fail(rs.find(def.resource_cores)->at, where + def.resource_cores, "must not be negative");
     r.cores = static_cast<int32_t>(std::min<int64_t>(cores, 100));  // HAMi clamps to 100
   } else if (exclusive_default) {
     r.cores = 100;
@@ -237,7 +240,8 @@ ContainerRequest parse_container(const Doc& doc, const ContainerObject& c, const
 }
 
 // A map of strings (labels, matchLabels); a null value is the empty string.
-std::map<std::string, std::string> string_map(const Doc& doc, const StringMap& map, const std::string& field) {
+std::map<std::string, std::string> string_map(const Doc& doc, const StringMap& map,
+                                              const std::string& field) {
   std::map<std::string, std::string> out;
   for (const Entry& e : map.entries)
     out[e.key] = e.value.kind == Scalar::Kind::Null ? std::string() : doc.scalar(e.value, field + ".", e.key);
@@ -355,7 +359,7 @@ BudgetDocument::IntOrPercent int_or_percent(const Doc& doc, const IntOrString& v
   if (!digits.empty() && digits.size() <= 9 &&
       std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     n = std::stoll(digits);
-  if (n < 0 || (!v.is_int && !percent))
+  if (n < 0)
     doc.fail(v.at, field, fmt::format("'{}' is neither a whole number nor a percentage like 50%", text));
   if (percent && n > 100) doc.fail(v.at, field, fmt::format("'{}' is more than 100%", text));
   return {static_cast<int32_t>(n), percent};
@@ -370,11 +374,14 @@ BudgetDocument parse_budget(const Doc& doc, const PodDisruptionBudgetObject& obj
     doc.fail(obj.header.at, "metadata.name", "a PodDisruptionBudget needs a name");
   b.name = doc.scalar(meta.name, "metadata.name");
   if (meta.namespace_name.given()) b.ns = doc.scalar(meta.namespace_name, "metadata.namespace");
-  if (obj.spec_kind != Scalar::Kind::Mapping) doc.fail(obj.header.at, "spec", "a PodDisruptionBudget needs a spec");
+  if (obj.spec_kind != Scalar::Kind::Mapping)
+    doc.fail(obj.header.at, "spec", "a PodDisruptionBudget needs a spec");
   if (obj.min_available.given) b.min_available = int_or_percent(doc, obj.min_available, "spec.minAvailable");
-  if (obj.max_unavailable.given) b.max_unavailable = int_or_percent(doc, obj.max_unavailable, "spec.maxUnavailable");
+  if (obj.max_unavailable.given)
+    b.max_unavailable = int_or_percent(doc, obj.max_unavailable, "spec.maxUnavailable");
   if (b.min_available && b.max_unavailable)
-    doc.fail(obj.max_unavailable.at, "spec.maxUnavailable", "minAvailable and maxUnavailable cannot both be set");
+    doc.fail(obj.max_unavailable.at, "spec.maxUnavailable",
+             "minAvailable and maxUnavailable cannot both be set");
   if (!obj.selector.given) return b;
   b.has_selector = true;
   b.match_labels = string_map(doc, obj.selector.match_labels, "spec.selector.matchLabels");
@@ -465,18 +472,22 @@ NodeDocument hami_node(const NodeObject& node, const ReadContext& context) {
 
 std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source) {
   std::vector<NodeDocument> out;
-  read_kube_objects(KubeText::from_string(text, source), [&](KubeObject&& object, const ReadContext& context) {
-    if (const auto* node = std::get_if<NodeObject>(&object)) out.push_back(hami_node(*node, context));
-  });
+  read_kube_objects(KubeText::from_string(text, source),
+                    [&](KubeObject&& object, const ReadContext& context) {
+                      if (const auto* node = std::get_if<NodeObject>(&object))
+                        out.push_back(hami_node(*node, context));
+                    });
   return out;
 }
 
 std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
                                     const RequestDefaults& defaults) {
   std::vector<PodDocument> out;
-  read_kube_objects(KubeText::from_string(text, source), [&](KubeObject&& object, const ReadContext& context) {
-    if (const auto* pod = std::get_if<PodObject>(&object)) out.push_back(hami_pod(*pod, context, defaults));
-  });
+  read_kube_objects(KubeText::from_string(text, source),
+                    [&](KubeObject&& object, const ReadContext& context) {
+                      if (const auto* pod = std::get_if<PodObject>(&object))
+                        out.push_back(hami_pod(*pod, context, defaults));
+                    });
   return out;
 }
 
@@ -486,9 +497,11 @@ BudgetDocument budget_document(const PodDisruptionBudgetObject& budget, const Re
 
 std::vector<BudgetDocument> parse_disruption_budgets(std::string_view text, const std::string& source) {
   std::vector<BudgetDocument> out;
-  read_kube_objects(KubeText::from_string(text, source), [&](KubeObject&& object, const ReadContext& context) {
-    if (const auto* b = std::get_if<PodDisruptionBudgetObject>(&object)) out.push_back(budget_document(*b, context));
-  });
+  read_kube_objects(KubeText::from_string(text, source),
+                    [&](KubeObject&& object, const ReadContext& context) {
+                      if (const auto* b = std::get_if<PodDisruptionBudgetObject>(&object))
+                        out.push_back(budget_document(*b, context));
+                    });
   return out;
 }
 

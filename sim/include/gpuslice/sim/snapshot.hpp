@@ -36,7 +36,7 @@ struct StartingPod {
 
 struct QueuedPod {
   core::PodRequest request;
-  double duration = kForever;  // seconds it runs once placed
+  double duration = kForever;              // seconds it runs once placed
   size_t object = StartingPod::kNoObject;  // as StartingPod::object
 };
 

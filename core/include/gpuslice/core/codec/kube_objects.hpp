@@ -92,7 +92,7 @@ struct ObjectHeader {
 struct ContainerObject {
   Scalar name;
   Scalar::Kind resources_kind = Scalar::Kind::Absent;  // resources: Absent, Null or Mapping
-  StringMap limits, requests;                           // resources.limits / resources.requests
+  StringMap limits, requests;                          // resources.limits / resources.requests
   Position at = kNoPosition;
 };
 

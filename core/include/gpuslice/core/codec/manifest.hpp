@@ -38,7 +38,7 @@ struct ControllerOwner {
 // defrag), beyond its request.
 struct PodMeta {
   std::map<std::string, std::string> labels;  // metadata.labels
-  std::optional<ControllerOwner> controller;   // none: a bare pod
+  std::optional<ControllerOwner> controller;  // none: a bare pod
   std::optional<bool> ready;                  // status.conditions[type=Ready].status, when listed
   bool deleting = false;                      // metadata.deletionTimestamp set
 };
