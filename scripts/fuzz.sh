@@ -9,7 +9,7 @@ command -v clang++ >/dev/null || { echo "fuzz: clang++ not found, skipped"; exit
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DGPUSLICE_BUILD_FUZZ=ON -DGPUSLICE_BUILD_TESTS=OFF \
   -DGPUSLICE_BUILD_BENCH=OFF >/dev/null
 cmake --build build-fuzz -j"${JOBS:-$(nproc)}" >/dev/null
-for t in registration allocation quantity manifest scenario openb extender label_selector; do
+for t in registration allocation quantity manifest kube_reader scenario openb extender label_selector; do
   mkdir -p "build-fuzz/corpus/$t"
   cp -n fuzz/corpus/$t/* "build-fuzz/corpus/$t/" 2>/dev/null || true
   echo "fuzz_$t: ${SECONDS_EACH}s"

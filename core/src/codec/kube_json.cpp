@@ -43,8 +43,24 @@ std::string describe(simdjson::error_code e) {
 // One read of a JSON text: the document, and how to report on it.
 class JsonRead {
  public:
-  JsonRead(const KubeText& text, od::document& doc, const LineCounter* lines)
-      : text_(text), doc_(doc), context_(text.source(), lines, false) {}
+  JsonRead(const KubeText& text, od::document& doc, const LineCounter* lines, size_t max_depth)
+      : text_(text), doc_(doc), context_(text.source(), lines, false), max_depth_(max_depth) {}
+
+  // One level into a mapping or list, for as long as it lives. On-Demand
+  // does not bound the depth of what we walk, and the walk recurses: a
+  // bound keeps hostile nesting from overflowing the stack.
+  class Nested {
+   public:
+    explicit Nested(JsonRead& r) : r_(r) {
+      if (++r_.depth_ > r_.max_depth_) r_.syntax(simdjson::DEPTH_ERROR);
+    }
+    ~Nested() { --r_.depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    JsonRead& r_;
+  };
 
   const TextContext& context() const { return context_; }
   TextContext& context() { return context_; }
@@ -55,14 +71,16 @@ class JsonRead {
   // Where the document's iterator stands (for syntax errors).
   Position here() {
     const char* p = nullptr;
-    if (doc_.current_location().get(p) != simdjson::SUCCESS || !p) return offset(text_.text().data() + text_.text().size());
+    if (doc_.current_location().get(p) != simdjson::SUCCESS || !p)
+      return offset(text_.text().data() + text_.text().size());
     return offset(p);
   }
 
   // Nothing but space may follow the document.
   void end_of_document() {
     const char* p = nullptr;
-    if (doc_.current_location().get(p) == simdjson::SUCCESS && p) syntax(simdjson::TRAILING_CONTENT, offset(p));
+    if (doc_.current_location().get(p) == simdjson::SUCCESS && p)
+      syntax(simdjson::TRAILING_CONTENT, offset(p));
   }
 
   [[noreturn]] void syntax(simdjson::error_code e, Position at = kNoPosition) {
@@ -77,6 +95,8 @@ class JsonRead {
   od::document& doc_;
   TextContext context_;
   UniqueKeys keys_;
+  size_t max_depth_;
+  size_t depth_ = 0;
 };
 
 // A JSON string's text from its raw bytes (the opening quote at raw[-1]):
@@ -93,7 +113,8 @@ RawString scan_string(JsonRead& r, const char* start, Position at) {
   for (;; ++p) {
     const auto c = static_cast<unsigned char>(*p);
     if (c == '"') break;
-    if (c < 0x20) r.context().fail(at, "", "JSON syntax error: a control character inside a string must be escaped");
+    if (c < 0x20)
+      r.context().fail(at, "", "JSON syntax error: a control character inside a string must be escaped");
     if (c == '\\') {
       escaped = true;
       const char e = p[1];
@@ -170,6 +191,7 @@ class JsonValue {
   template <class F>
   void fields(F visit) {
     consumed_ = true;
+    const JsonRead::Nested nested(r_);
     od::object& object = started_object();
     UniqueKeys& keys = r_.keys();
     keys.open();
@@ -196,6 +218,7 @@ class JsonValue {
   template <class F>
   void items(F visit) {
     consumed_ = true;
+    const JsonRead::Nested nested(r_);
     od::array array;
     if (auto e = value_.get_array().get(array)) r_.syntax(e, at());
     size_t i = 0;
@@ -288,7 +311,10 @@ class JsonValue {
 
   void check_literal(std::string_view token, Position at) {
     const char c = token.front();
-    const bool ok = c == 't' ? token == "true" : c == 'f' ? token == "false" : c == 'n' ? token == "null" : valid_number(token);
+    const bool ok = c == 't'   ? token == "true"
+                    : c == 'f' ? token == "false"
+                    : c == 'n' ? token == "null"
+                               : valid_number(token);
     if (!ok) r_.context().fail(at, "", fmt::format("JSON syntax error: '{:.40}' is not a JSON value", token));
   }
 
@@ -326,10 +352,12 @@ ListInfo read_json(const KubeText& text, const ObjectVisitor& visit, const ReadO
   if (parser.allocate(text.text().size(), options.max_depth) != simdjson::SUCCESS)
     early.fail(kNoPosition, "", "JSON: not enough memory to read this file");
   od::document doc;
-  if (auto e = parser.iterate(simdjson::padded_string_view(text.text().data(), text.text().size(), text.capacity()))
-                   .get(doc))
+  if (auto e =
+          parser
+              .iterate(simdjson::padded_string_view(text.text().data(), text.text().size(), text.capacity()))
+              .get(doc))
     early.fail(1, "", "JSON syntax error: " + describe(e));
-  JsonRead r(text, doc, lines);
+  JsonRead r(text, doc, lines, options.max_depth);
   od::value root_value;
   if (auto e = doc.get_value().get(root_value)) r.syntax(e);
   JsonValue root(r, root_value);
@@ -362,7 +390,8 @@ ListInfo read_json(const KubeText& text, const ObjectVisitor& visit, const ReadO
     }
   });
   if (!list) {
-    if (items_at != kNoPosition && is_list_kind(info.kind)) r.context().fail(items_at, "items", "must be a list");
+    if (items_at != kNoPosition && is_list_kind(info.kind))
+      r.context().fail(items_at, "items", "must be a list");
     doc.rewind();
     if (auto e = doc.get_value().get(root_value)) r.syntax(e);
     JsonValue object(r, root_value);
@@ -379,10 +408,12 @@ WatchEvent read_json_watch_event(const KubeText& line, const ReadOptions& option
   const LineCounter* lines = options.count_lines ? &line_counter : nullptr;
   TextContext early(line.source(), lines, false);
   od::document doc;
-  if (auto e = parser.iterate(simdjson::padded_string_view(line.text().data(), line.text().size(), line.capacity()))
-                   .get(doc))
+  if (auto e =
+          parser
+              .iterate(simdjson::padded_string_view(line.text().data(), line.text().size(), line.capacity()))
+              .get(doc))
     early.fail(1, "", "JSON syntax error: " + describe(e));
-  JsonRead r(line, doc, lines);
+  JsonRead r(line, doc, lines, options.max_depth);
   od::value root_value;
   if (auto e = doc.get_value().get(root_value)) r.syntax(e);
   JsonValue root(r, root_value);
