@@ -16,10 +16,13 @@
 //     cluster: the feed's first list (41k pods at 4,000 nodes, pages of 500)
 //     until /readyz answers 200, and the resident memory then.
 // --gpuslice runs another build (the figures before a change).
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,7 +64,9 @@ struct ProcessFigures {
 
 double mib(long kib) { return static_cast<double>(kib) / 1024.0; }
 
-pid_t spawn(const std::vector<std::string>& argv, const std::string& stdout_path) {
+// The child's stderr goes to stderr_path, to be shown when it fails.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& stdout_path,
+            const std::string& stderr_path) {
   std::fflush(stdout);  // or the child writes our buffered lines again
   const pid_t pid = fork();
   if (pid == 0) {
@@ -71,7 +76,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& stdout_path
     if (!stdout_path.empty()) {
       if (!std::freopen(stdout_path.c_str(), "w", stdout)) _exit(126);
     }
-    if (!std::freopen("/dev/null", "w", stderr)) _exit(126);
+    if (!std::freopen(stderr_path.c_str(), "w", stderr)) _exit(126);
     execvp(args[0], args.data());
     _exit(127);
   }
@@ -88,7 +93,7 @@ std::string slurp(const std::string& path) {
 ProcessFigures run(const std::vector<std::string>& argv, const Options& o) {
   const std::string out = o.dir + "/child.out";
   const auto t0 = Clock::now();
-  const pid_t pid = spawn(argv, out);
+  const pid_t pid = spawn(argv, out, o.dir + "/child.err");
   int status = 0;
   rusage u{};
   wait4(pid, &status, 0, &u);
@@ -132,12 +137,25 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-// Two loopback ports free now (held together, so they differ).
+// Two loopback ports free now (held together, so they differ, then closed:
+// an httplib::Server bound but never listening keeps its socket open).
 std::pair<int, int> free_ports() {
-  httplib::Server a, b;
-  const int pa = a.bind_to_any_port("127.0.0.1"), pb = b.bind_to_any_port("127.0.0.1");
-  a.stop();
-  b.stop();
+  auto bind_any = [](int& port) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+      throw std::runtime_error("cannot find a free loopback port");
+    port = ntohs(addr.sin_port);
+    return fd;
+  };
+  int pa = 0, pb = 0;
+  const int a = bind_any(pa), b = bind_any(pb);
+  close(a);
+  close(b);
   return {pa, pb};
 }
 
@@ -150,8 +168,8 @@ struct ServeFigures {
 
 // Starts `gpuslice serve` with `source_args`, waits for /readyz, measures,
 // then sends unschedulable filters naming `names` (when given).
-ServeFigures serve(const Options& o, const std::vector<std::string>& source_args, const std::string& names_json,
-                   int filters) {
+ServeFigures serve(const Options& o, const std::vector<std::string>& source_args,
+                   const std::string& names_json, int filters) {
   const auto [port, metrics_port] = free_ports();
   std::vector<std::string> argv{o.gpuslice, "serve"};
   argv.insert(argv.end(), source_args.begin(), source_args.end());
@@ -160,7 +178,7 @@ ServeFigures serve(const Options& o, const std::vector<std::string>& source_args
     argv.push_back(a);
   ServeFigures f;
   const auto t0 = Clock::now();
-  const pid_t pid = spawn(argv, "");
+  const pid_t pid = spawn(argv, "", o.dir + "/child.err");
   httplib::Client client("127.0.0.1", port);
   client.set_connection_timeout(0, 200000);
   client.set_read_timeout(60, 0);
@@ -203,8 +221,8 @@ std::string python_load(bool yaml) {
 
 // Wall and CPU seconds, MB/s of wall, peak RSS, and the ratio of CPU seconds to the anchor's.
 void print_row(const std::string& what, double mb, const ProcessFigures& f, const ProcessFigures& anchor) {
-  fmt::print("  {:<46} {:>7.2f} s {:>7.2f} s {:>7.1f} MB/s {:>7.0f} MiB {:>6.2f}x{}\n", what, f.wall_s, f.cpu_s,
-             mb / f.wall_s, f.peak_mib, f.cpu_s / anchor.cpu_s,
+  fmt::print("  {:<46} {:>7.2f} s {:>7.2f} s {:>7.1f} MB/s {:>7.0f} MiB {:>6.2f}x{}\n", what, f.wall_s,
+             f.cpu_s, mb / f.wall_s, f.peak_mib, f.cpu_s / anchor.cpu_s,
              f.status == 0 ? "" : fmt::format("  (exit {})", f.status));
 }
 
@@ -253,8 +271,11 @@ int main(int argc, char** argv) {
   }
   const double json_mb = static_cast<double>(fs::file_size(json_path)) / 1e6;
   const double yaml_mb = static_cast<double>(fs::file_size(yaml_path)) / 1e6;
-  fmt::print("dump: {} nodes, {} pods ({} GPU pods running, {} daemon, {} Pending); {:.1f} MB JSON, {:.1f} MB YAML\n",
-             counts.nodes, counts.pods(), counts.gpu_pods, counts.daemon_pods, counts.pending_pods, json_mb, yaml_mb);
+  fmt::print(
+      "dump: {} nodes, {} pods ({} GPU pods running, {} daemon, {} Pending); {:.1f} MB JSON, {:.1f} MB "
+      "YAML\n",
+      counts.nodes, counts.pods(), counts.gpu_pods, counts.daemon_pods, counts.pending_pods, json_mb,
+      yaml_mb);
   fmt::print("gpuslice: {}\n", o.gpuslice);
   fmt::print("  {:<46} {:>9} {:>9} {:>12} {:>11} {:>7}\n", "", "wall", "cpu", "", "peak RSS", "cpu vs");
 
@@ -297,14 +318,16 @@ int main(int argc, char** argv) {
   if (o.only.empty() || o.only == "serve") {
     const ServeFigures s = serve(o, {"--snapshot", json_path}, names, o.filters);
     if (!s.ready) {
-      fmt::print("  gpuslice serve --snapshot JSON: never ready\n");
+      fmt::print("  gpuslice serve --snapshot JSON: never ready: {}\n", slurp(o.dir + "/child.err"));
     } else {
-      fmt::print("  {:<46} {:>7.2f} s {:>7.2f} s {:>7.1f} MB/s {:>7.0f} MiB {:>6.2f}x (resident when ready; peak {:.0f} MiB)\n",
-                 "gpuslice serve --snapshot JSON: ready", s.ready_s, s.cpu_s, json_mb / s.ready_s, s.rss_mib,
-                 s.cpu_s / json_anchor.cpu_s, s.hwm_mib);
+      fmt::print(
+          "  {:<46} {:>7.2f} s {:>7.2f} s {:>7.1f} MB/s {:>7.0f} MiB {:>6.2f}x (resident when ready; peak "
+          "{:.0f} MiB)\n",
+          "gpuslice serve --snapshot JSON: ready", s.ready_s, s.cpu_s, json_mb / s.ready_s, s.rss_mib,
+          s.cpu_s / json_anchor.cpu_s, s.hwm_mib);
       fmt::print("  {:<44} p50 {:.3f} ms, p99 {:.3f} ms over {} requests naming {} nodes\n",
-                 "  /filter, a pod that fits no node", percentile(s.filter_ms, 0.5), percentile(s.filter_ms, 0.99),
-                 s.filter_ms.size(), counts.nodes);
+                 "  /filter, a pod that fits no node", percentile(s.filter_ms, 0.5),
+                 percentile(s.filter_ms, 0.99), s.filter_ms.size(), counts.nodes);
       fmt::print("    first answer: {:.160}...\n", s.first_answer);
     }
   }
@@ -316,16 +339,20 @@ int main(int argc, char** argv) {
     const std::string kubeconfig = o.dir + "/kubeconfig";
     std::ofstream(kubeconfig) << fmt::format(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: double\n  cluster: {{server: '{}'}}\n"
-        "users:\n- name: bench\n  user: {{token: {}}}\ncontexts:\n- name: double\n  context: {{cluster: double, "
+        "users:\n- name: bench\n  user: {{token: {}}}\ncontexts:\n- name: double\n  context: {{cluster: "
+        "double, "
         "user: bench}}\ncurrent-context: double\n",
         api.server(), api.token());
     const ServeFigures s = serve(o, {"--kubeconfig", kubeconfig}, names, 0);
     if (!s.ready)
-      fmt::print("  gpuslice serve --kubeconfig (API double): never ready\n");
+      fmt::print("  gpuslice serve --kubeconfig (API double): never ready: {}\n",
+                 slurp(o.dir + "/child.err"));
     else
-      fmt::print("  {:<46} {:>7.2f} s {:>7.2f} s {:>12} {:>7.0f} MiB {:>6.2f}x (resident when ready; peak {:.0f} MiB)\n",
-                 fmt::format("serve feed: first list of {} pods", counts.pods()), s.ready_s, s.cpu_s, "", s.rss_mib,
-                 s.cpu_s / py.cpu_s, s.hwm_mib);
+      fmt::print(
+          "  {:<46} {:>7.2f} s {:>7.2f} s {:>12} {:>7.0f} MiB {:>6.2f}x (resident when ready; peak {:.0f} "
+          "MiB)\n",
+          fmt::format("serve feed: first list of {} pods", counts.pods()), s.ready_s, s.cpu_s, "", s.rss_mib,
+          s.cpu_s / py.cpu_s, s.hwm_mib);
   }
   return 0;
 }

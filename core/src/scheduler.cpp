@@ -130,8 +130,22 @@ void Scheduler::clear_seen_states(const Cluster& cluster) {
   }
   if (++seen_stamp_ == 0) {
     std::fill(seen_states_.begin(), seen_states_.end(), SeenState{});
+    std::fill(refused_at_.begin(), refused_at_.end(), std::pair<uint32_t, uint32_t>{});
     seen_stamp_ = 1;
   }
+}
+
+std::span<const uint32_t> Scheduler::name_ranks(const Cluster& cluster) {
+  if (names_epoch_ != cluster.epoch() || name_rank_.size() != cluster.size()) {
+    names_epoch_ = cluster.epoch();
+    std::vector<uint32_t> order(cluster.size());
+    for (size_t id = 0; id < order.size(); ++id) order[id] = static_cast<uint32_t>(id);
+    std::sort(order.begin(), order.end(),
+              [&](uint32_t a, uint32_t b) { return cluster.node(a).name < cluster.node(b).name; });
+    name_rank_.assign(cluster.size(), 0);
+    for (size_t i = 0; i < order.size(); ++i) name_rank_[order[i]] = static_cast<uint32_t>(i);
+  }
+  return name_rank_;
 }
 
 size_t Scheduler::first_with_state(const Cluster& cluster, size_t id, const Policy& policy) {
@@ -245,6 +259,23 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   const bool cache_scores = !full && policy.score_changes_only_with_node() &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
   clear_seen_states(cluster);
+  // The full report: a node in the state of one refused earlier in this
+  // scan is refused alike, as fit reads nothing of a node but its state
+  // (shape, host use, card use), unless the pod names cards by UUID. A
+  // filter that fits none of 10,000 nodes fits each state once.
+  const bool share_refusals = full && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
+  if (share_refusals && refused_at_.size() != cluster.size()) refused_at_.assign(cluster.size(), {});
+  auto refused_alike = [&](size_t id) {
+    if (!share_refusals) return false;
+    const size_t first = first_with_state(cluster, id, policy);
+    if (first == id || refused_at_[first].first != seen_stamp_) return false;
+    decision.failed.emplace_back(id, decision.failed[refused_at_[first].second].second);
+    return true;
+  };
+  auto refuse = [&](size_t id, Refusal&& refusal) {
+    if (share_refusals) refused_at_[id] = {seen_stamp_, static_cast<uint32_t>(decision.failed.size())};
+    decision.failed.emplace_back(id, std::move(refusal));
+  };
 
   Best best;
   auto consider = [&](size_t id, const NodeScore& s, const PodAllocation& a) {
@@ -321,13 +352,14 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       const NodeView view = cluster.view(id);
       if (!full && !may_fit(view, pod)) continue;
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
+      if (refused_alike(id)) continue;
       NodeScore score;
       PodAllocation allocation;
       Refusal refusal;
       if (evaluate(view, score, &allocation, full ? &refusal : nullptr))
         consider(id, score, allocation);
       else if (full)
-        decision.failed.emplace_back(id, refusal);
+        refuse(id, std::move(refusal));
     }
   } else if (NodeLottery* lottery = full ? nullptr : policy.lottery()) {
     // The study's Random: the feasible node with the highest lottery ticket.
@@ -416,13 +448,14 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       const NodeView view = cluster.view(id);
       if (!full && !may_fit(view, pod)) continue;
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
+      if (refused_alike(id)) continue;
       NodeScore score;
       PodAllocation allocation;
       Refusal refusal;
       if (evaluate(view, score, &allocation, full ? &refusal : nullptr))
         consider(id, score, allocation);
       else if (full)
-        decision.failed.emplace_back(id, refusal);
+        refuse(id, std::move(refusal));
     }
   }
 
@@ -443,7 +476,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       decision.events.push_back(
           {"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision, considered)});
     } else {
-      decision.events = filtering_failed_events(cluster, decision, considered);
+      decision.events = filtering_failed_events(cluster, decision, considered, name_ranks(cluster));
     }
   }
   return decision;
@@ -466,17 +499,24 @@ std::string filtering_succeed_message(const Cluster& cluster, const Decision& de
 }
 
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
-                                           size_t considered) {
-  std::map<std::string, std::vector<std::string>> by_reason;
-  for (const auto& [id, refusal] : decision.failed) {
-    const std::string& node = cluster.node(id).name;
-    refusal.for_each_reason([&](Reason r) { by_reason[std::string(reason_name(r))].push_back(node); });
-  }
+                                           size_t considered, std::span<const uint32_t> name_rank) {
+  std::map<std::string_view, std::vector<size_t>> by_reason;
+  for (const auto& [id, refusal] : decision.failed)
+    refusal.for_each_reason([&](Reason r) { by_reason[reason_name(r)].push_back(id); });
   std::vector<Event> events;
   for (auto& [reason, nodes] : by_reason) {
-    std::sort(nodes.begin(), nodes.end());
-    events.push_back({"Warning", "FilteringFailed",
-                      fmt::format("{} nodes {}({})", nodes.size(), reason, fmt::join(nodes, ","))});
+    if (name_rank.size() == cluster.size())
+      sort_by_name_rank(nodes, name_rank, [](size_t id) { return id; });
+    else
+      std::sort(nodes.begin(), nodes.end(),
+                [&](size_t a, size_t b) { return cluster.node(a).name < cluster.node(b).name; });
+    std::string text = fmt::format("{} nodes {}(", nodes.size(), reason);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (i) text += ',';
+      text += cluster.node(nodes[i]).name;
+    }
+    text += ')';
+    events.push_back({"Warning", "FilteringFailed", std::move(text)});
   }
   events.push_back(
       {"Warning", "FilteringFailed", fmt::format("no available node, {} nodes do not meet", considered)});

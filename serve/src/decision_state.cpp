@@ -2,10 +2,10 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-
-#include <iostream>
-
 #include <malloc.h>
+
+#include <algorithm>
+#include <iostream>
 
 #include "api_objects.hpp"
 #include "gpuslice/core/codec/allocation_annotation.hpp"
@@ -43,7 +43,8 @@ std::pair<uint64_t, uint64_t> node_fingerprint(const core::codec::NodeObject& no
   auto add_map = [&](std::string_view tag, const core::codec::StringMap& m, bool annotations) {
     add(tag);
     for (const auto& e : m.entries) {
-      if (annotations && (e.key.find("handshake") != std::string::npos || e.key == kNodeLockAnnotation)) continue;
+      if (annotations && (e.key.find("handshake") != std::string::npos || e.key == kNodeLockAnnotation))
+        continue;
       add(e.key);
       add(e.value.text);
       add(std::string_view(reinterpret_cast<const char*>(&e.value.kind), 1));
@@ -180,7 +181,8 @@ DecisionState::PodSeen DecisionState::read_pod(const core::codec::PodObject& obj
   p.bound = !text_of(object.node_name).empty();
   try {
     const std::string ns = text_of(meta.namespace_name);
-    p.doc = core::codec::hami_pod(object, ApiContext("pod " + ns + "/" + text_of(meta.name)), options_.defaults);
+    p.doc =
+        core::codec::hami_pod(object, ApiContext("pod " + ns + "/" + text_of(meta.name)), options_.defaults);
     // What a decision never reads is not kept.
     p.doc->created.clear();
     p.doc->created.shrink_to_fit();
@@ -273,7 +275,8 @@ void DecisionState::observe_pod(const PodSeen& pod, bool deleted) {
   try {
     const std::string source = "pod " + doc.request.ns + "/" + doc.request.name;
     if (auto h = core::holding_of(cluster_, doc, source, warnings)) {
-      Held held{*h, Kind::Observed, {}, PodRef{doc.request.ns, doc.request.name, doc.request.uid}, doc.request, 0};
+      Held held{
+          *h, Kind::Observed, {}, PodRef{doc.request.ns, doc.request.name, doc.request.uid}, doc.request, 0};
       charge(held_.emplace(pod.key, std::move(held)).first->second);
     }
   } catch (const core::InputError& e) {
@@ -288,7 +291,8 @@ void DecisionState::remember_pod(PodSeen&& pod) {
     pods_.erase(pod.key);
 }
 
-void DecisionState::replace_all(std::vector<core::codec::NodeObject> nodes, std::vector<core::codec::PodObject> pods) {
+void DecisionState::replace_all(std::vector<core::codec::NodeObject> nodes,
+                                std::vector<core::codec::PodObject> pods) {
   // Read outside the lock: a filter waits only for the swap.
   std::vector<std::pair<std::string, const core::codec::NodeObject*>> named;
   named.reserve(nodes.size());
@@ -375,8 +379,10 @@ std::vector<T> decode_all(const std::vector<nlohmann::json>& objects, const char
 
 }  // namespace
 
-void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes, const std::vector<nlohmann::json>& pods) {
-  replace_all(decode_all<core::codec::NodeObject>(nodes, "Node"), decode_all<core::codec::PodObject>(pods, "Pod"));
+void DecisionState::replace_all(const std::vector<nlohmann::json>& nodes,
+                                const std::vector<nlohmann::json>& pods) {
+  replace_all(decode_all<core::codec::NodeObject>(nodes, "Node"),
+              decode_all<core::codec::PodObject>(pods, "Pod"));
 }
 
 void DecisionState::node_changed(WatchKind kind, const nlohmann::json& object) {
@@ -409,8 +415,8 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
       if (auto* p = std::get_if<core::codec::PodObject>(&o)) object = std::move(*p);
     };
     core::codec::read_kube_objects(
-        core::codec::KubeText::from_string(args.pod_json.empty() ? args.pod.dump() : args.pod_json, source), take,
-        read);
+        core::codec::KubeText::from_string(args.pod_json.empty() ? args.pod.dump() : args.pod_json, source),
+        take, read);
     if (!object) throw core::InputError(source, 0, "kind", "is not a Pod");
     const auto& meta = object->header.meta;
     ref = PodRef{text_of(meta.namespace_name), text_of(meta.name), text_of(meta.uid)};
@@ -492,10 +498,17 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
     } else {
       // Nodes in one state were refused alike: each distinct reason is
       // formatted once (refusals compare as values, their text does not).
-      const uint32_t unregistered_reason = unregistered.empty() ? 0 : result.failed.add_reason("node unregistered");
+      const uint32_t unregistered_reason =
+          unregistered.empty() ? 0 : result.failed.add_reason("node unregistered");
       for (const auto name : unregistered) result.failed.add(name, unregistered_reason);
       std::unordered_map<uint64_t, std::pair<const core::Refusal*, uint32_t>> formatted;
-      for (const auto& [id, refusal] : decision.failed) {
+      // By name, as the answer is written: the encoder then need not sort.
+      const auto rank = scheduler_.name_ranks(cluster_);
+      std::vector<uint32_t> by_name(decision.failed.size());
+      for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
+      core::sort_by_name_rank(by_name, rank, [&](uint32_t i) { return decision.failed[i].first; });
+      for (const uint32_t i : by_name) {
+        const auto& [id, refusal] = decision.failed[i];
         const uint64_t h = refusal.hash();
         uint32_t reason = 0;
         if (auto it = formatted.find(h); it != formatted.end() && *it->second.first == refusal) {

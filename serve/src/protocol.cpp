@@ -194,7 +194,10 @@ void write_map(std::string& out, const FailedNodes& failed) {
   std::vector<std::pair<std::string_view, std::string_view>> sorted;
   sorted.reserve(failed.size());
   failed.for_each([&](std::string_view node, std::string_view reason) { sorted.emplace_back(node, reason); });
-  std::sort(sorted.begin(), sorted.end());
+  // The decision state adds a refused filter's nodes by name already.
+  const auto by_name = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(sorted.begin(), sorted.end(), by_name))
+    std::sort(sorted.begin(), sorted.end(), by_name);
   out += '{';
   bool first = true;
   for (const auto& [node, reason] : sorted) {

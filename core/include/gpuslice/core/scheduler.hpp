@@ -3,7 +3,9 @@
 // policy, and report what HAMi would report (failed nodes, events).
 #pragma once
 
+#include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,6 +67,11 @@ class Scheduler {
   Decision place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
                        const PodRequest& pod, Policy& policy, Detail detail = Detail::Full);
 
+  // Each node's place in name order (rank[id]), kept while the cluster's
+  // node list (its epoch) stays: reports list nodes by name, and sorting
+  // 10,000 names per refused filter cost more than the fit.
+  std::span<const uint32_t> name_ranks(const Cluster& cluster);
+
   // Charges the decision's allocation and tells the policy.
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
 
@@ -82,6 +89,11 @@ class Scheduler {
   void clear_seen_states(const Cluster& cluster);
 
   FitScratch scratch_;
+  // The full report's refusals: node -> (scan stamp, its entry in
+  // Decision::failed), so a node in a refused node's state is refused alike.
+  std::vector<std::pair<uint32_t, uint32_t>> refused_at_;
+  uint64_t names_epoch_ = 0;
+  std::vector<uint32_t> name_rank_;
   std::vector<int> cards_;   // a share's fitting cards
   PodAllocation candidate_;  // a share on one of them
   uint64_t state_epoch_ = 0;
@@ -131,7 +143,29 @@ class Scheduler {
 // The HAMi event texts, exposed for the extender and tests. `considered`:
 // how many nodes the filter was asked about (HAMi's len(NodeNames)).
 std::string filtering_succeed_message(const Cluster& cluster, const Decision& decision, size_t considered);
+// Sorts `items` by their node's place in name order (`rank`, from
+// Scheduler::name_ranks; `node_of(item)` names the node, each at most
+// once): a bucket pass when they are many of the cluster's nodes, a
+// comparison sort when few.
+template <class T, class NodeOf>
+void sort_by_name_rank(std::vector<T>& items, std::span<const uint32_t> rank, NodeOf node_of) {
+  if (items.size() * 16 < rank.size()) {
+    std::sort(items.begin(), items.end(),
+              [&](const T& a, const T& b) { return rank[node_of(a)] < rank[node_of(b)]; });
+    return;
+  }
+  std::vector<uint32_t> at(rank.size(), UINT32_MAX);
+  for (uint32_t i = 0; i < items.size(); ++i) at[rank[node_of(items[i])]] = i;
+  std::vector<T> sorted;
+  sorted.reserve(items.size());
+  for (const uint32_t i : at)
+    if (i != UINT32_MAX) sorted.push_back(std::move(items[i]));
+  items = std::move(sorted);
+}
+
+// `name_rank` (Scheduler::name_ranks), when given, orders the node lists
+// without comparing names.
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
-                                           size_t considered);
+                                           size_t considered, std::span<const uint32_t> name_rank = {});
 
 }  // namespace gpuslice::core
