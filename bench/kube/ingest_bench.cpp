@@ -219,11 +219,12 @@ std::string python_load(bool yaml) {
                 "perf_counter()-t)";
 }
 
-// Wall and CPU seconds, MB/s of wall, peak RSS, and the ratio of CPU seconds to the anchor's.
+// Wall and CPU seconds, MB/s of wall, peak RSS, and the ratio of CPU seconds
+// to the anchor's ("-" when the anchor was not run).
 void print_row(const std::string& what, double mb, const ProcessFigures& f, const ProcessFigures& anchor) {
-  fmt::print("  {:<46} {:>7.2f} s {:>7.2f} s {:>7.1f} MB/s {:>7.0f} MiB {:>6.2f}x{}\n", what, f.wall_s,
-             f.cpu_s, mb / f.wall_s, f.peak_mib, f.cpu_s / anchor.cpu_s,
-             f.status == 0 ? "" : fmt::format("  (exit {})", f.status));
+  const std::string ratio = anchor.cpu_s > 0 ? fmt::format("{:.2f}x", f.cpu_s / anchor.cpu_s) : "-";
+  fmt::print("  {:<46} {:>7.2f} s {:>7.2f} s {:>7.1f} MB/s {:>7.0f} MiB {:>7}{}\n", what, f.wall_s, f.cpu_s,
+             mb / f.wall_s, f.peak_mib, ratio, f.status == 0 ? "" : fmt::format("  (exit {})", f.status));
 }
 
 }  // namespace
@@ -297,8 +298,7 @@ int main(int argc, char** argv) {
               run({o.gpuslice, "simulate", "--snapshot", json_path, "--out", out_dir}, o), json_anchor);
   }
   if (o.only.empty() || o.only == "yaml") {
-    ProcessFigures yaml_anchor;
-    yaml_anchor.cpu_s = 1;
+    ProcessFigures yaml_anchor;  // cpu_s 0: not run
     if (o.pyyaml) {
       yaml_anchor = python(yaml_path, true);
       print_row(fmt::format("python yaml CSafeLoader (load alone {:.2f} s)",

@@ -34,10 +34,24 @@ struct Random {
     return fmt::format("{}-{}-{}-{}-{}", h.substr(0, 8), h.substr(8, 4), h.substr(12, 4), h.substr(16, 4),
                        h.substr(20, 12));
   }
-  std::string suffix(int n) {  // kube's generateName alphabet
-    static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // kube's generateName alphabet
+  std::string suffix(int n) {
     std::string s;
     for (int i = 0; i < n; ++i) s += kAlphabet[below(27)];
+    return s;
+  }
+  // A pod's last five characters, one per serial: random ones collide among
+  // 200,000 pods (the birthday bound), and a dump must not list a pod twice.
+  // The random draw is still made, so the rest of the dump stays as it was.
+  std::string unique_suffix(int serial) {
+    (void)suffix(5);
+    constexpr uint64_t kSpace = 27ull * 27 * 27 * 27 * 27;
+    uint64_t x = (static_cast<uint64_t>(serial) * 7919 + 4241) % kSpace;  // 7919 is prime to 27: a bijection
+    std::string s(5, ' ');
+    for (char& c : s) {
+      c = kAlphabet[x % 27];
+      x /= 27;
+    }
     return s;
   }
 };
@@ -111,72 +125,70 @@ json node_object(Random& r, int i, NodeFacts& facts) {
   allocatable["cpu"] = "191500m";
   allocatable["ephemeral-storage"] = "1701919550077";
   allocatable["memory"] = "2113305124Ki";
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata",
-       {{"annotations",
-         {{"csi.volume.kubernetes.io/nodeid", fmt::format(R"({{"ebs.csi.aws.com":"i-{}"}})", r.hex(17))},
-          {"hami.io/node-handshake", "Requesting_2026-11-23 09:58:41"},
-          {"hami.io/node-nvidia-register", registration.dump()},
-          {"kubeadm.alpha.kubernetes.io/cri-socket", "unix:///var/run/containerd/containerd.sock"},
-          {"node.alpha.kubernetes.io/ttl", "0"},
-          {"projectcalico.org/IPv4Address", facts.ip + "/16"},
-          {"volumes.kubernetes.io/controller-managed-attach-detach", "true"}}},
-        {"creationTimestamp", created},
-        {"labels",
-         {{"beta.kubernetes.io/arch", "amd64"},
-          {"beta.kubernetes.io/instance-type", facts.model->instance},
-          {"beta.kubernetes.io/os", "linux"},
-          {"gpu", "on"},
-          {"kubernetes.io/arch", "amd64"},
-          {"kubernetes.io/hostname", facts.name},
-          {"kubernetes.io/os", "linux"},
-          {"node.kubernetes.io/instance-type", facts.model->instance},
-          {"nvidia.com/gpu.count", std::to_string(kCards)},
-          {"nvidia.com/gpu.memory", std::to_string(facts.model->memory_mib)},
-          {"nvidia.com/gpu.present", "true"},
-          {"nvidia.com/gpu.product", facts.model->product},
-          {"topology.kubernetes.io/region", "us-east-1"},
-          {"topology.kubernetes.io/zone", fmt::format("us-east-1{}", "abcd"[i % 4])}}},
-        {"name", facts.name},
-        {"resourceVersion", std::to_string(880000 + i)},
-        {"uid", r.uuid()}}},
-      {"spec",
-       {{"podCIDR", fmt::format("10.244.{}.0/24", i % 256)},
-        {"podCIDRs", json::array({fmt::format("10.244.{}.0/24", i % 256)})},
-        {"providerID", fmt::format("aws:///us-east-1a/i-{}", r.hex(17))}}},
-      {"status",
-       {{"addresses", json::array({{{"address", facts.ip}, {"type", "InternalIP"}},
-                                   {{"address", facts.name}, {"type", "Hostname"}}})},
-        {"allocatable", allocatable},
-        {"capacity", resources},
-        {"conditions",
-         json::array({{{"lastHeartbeatTime", "2026-11-23T09:58:40Z"},
-                       {"lastTransitionTime", created},
-                       {"message", "kubelet has sufficient memory available"},
-                       {"reason", "KubeletHasSufficientMemory"},
-                       {"status", "False"},
-                       {"type", "MemoryPressure"}},
-                      {{"lastHeartbeatTime", "2026-11-23T09:58:40Z"},
-                       {"lastTransitionTime", created},
-                       {"message", "kubelet is posting ready status"},
-                       {"reason", "KubeletReady"},
-                       {"status", "True"},
-                       {"type", "Ready"}}})},
-        {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}},
-        {"images", images},
-        {"nodeInfo",
-         {{"architecture", "amd64"},
-          {"bootID", r.uuid()},
-          {"containerRuntimeVersion", "containerd://1.7.22"},
-          {"kernelVersion", "6.1.0-27-amd64"},
-          {"kubeProxyVersion", "v1.31.2"},
-          {"kubeletVersion", "v1.31.2"},
-          {"machineID", r.hex(32)},
-          {"operatingSystem", "linux"},
-          {"osImage", "Debian GNU/Linux 12 (bookworm)"},
-          {"systemUUID", r.uuid()}}}}}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"annotations",
+             {{"csi.volume.kubernetes.io/nodeid", fmt::format(R"({{"ebs.csi.aws.com":"i-{}"}})", r.hex(17))},
+              {"hami.io/node-handshake", "Requesting_2026-11-23 09:58:41"},
+              {"hami.io/node-nvidia-register", registration.dump()},
+              {"kubeadm.alpha.kubernetes.io/cri-socket", "unix:///var/run/containerd/containerd.sock"},
+              {"node.alpha.kubernetes.io/ttl", "0"},
+              {"projectcalico.org/IPv4Address", facts.ip + "/16"},
+              {"volumes.kubernetes.io/controller-managed-attach-detach", "true"}}},
+            {"creationTimestamp", created},
+            {"labels",
+             {{"beta.kubernetes.io/arch", "amd64"},
+              {"beta.kubernetes.io/instance-type", facts.model->instance},
+              {"beta.kubernetes.io/os", "linux"},
+              {"gpu", "on"},
+              {"kubernetes.io/arch", "amd64"},
+              {"kubernetes.io/hostname", facts.name},
+              {"kubernetes.io/os", "linux"},
+              {"node.kubernetes.io/instance-type", facts.model->instance},
+              {"nvidia.com/gpu.count", std::to_string(kCards)},
+              {"nvidia.com/gpu.memory", std::to_string(facts.model->memory_mib)},
+              {"nvidia.com/gpu.present", "true"},
+              {"nvidia.com/gpu.product", facts.model->product},
+              {"topology.kubernetes.io/region", "us-east-1"},
+              {"topology.kubernetes.io/zone", fmt::format("us-east-1{}", "abcd"[i % 4])}}},
+            {"name", facts.name},
+            {"resourceVersion", std::to_string(880000 + i)},
+            {"uid", r.uuid()}}},
+          {"spec",
+           {{"podCIDR", fmt::format("10.244.{}.0/24", i % 256)},
+            {"podCIDRs", json::array({fmt::format("10.244.{}.0/24", i % 256)})},
+            {"providerID", fmt::format("aws:///us-east-1a/i-{}", r.hex(17))}}},
+          {"status",
+           {{"addresses", json::array({{{"address", facts.ip}, {"type", "InternalIP"}},
+                                       {{"address", facts.name}, {"type", "Hostname"}}})},
+            {"allocatable", allocatable},
+            {"capacity", resources},
+            {"conditions", json::array({{{"lastHeartbeatTime", "2026-11-23T09:58:40Z"},
+                                         {"lastTransitionTime", created},
+                                         {"message", "kubelet has sufficient memory available"},
+                                         {"reason", "KubeletHasSufficientMemory"},
+                                         {"status", "False"},
+                                         {"type", "MemoryPressure"}},
+                                        {{"lastHeartbeatTime", "2026-11-23T09:58:40Z"},
+                                         {"lastTransitionTime", created},
+                                         {"message", "kubelet is posting ready status"},
+                                         {"reason", "KubeletReady"},
+                                         {"status", "True"},
+                                         {"type", "Ready"}}})},
+            {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}},
+            {"images", images},
+            {"nodeInfo",
+             {{"architecture", "amd64"},
+              {"bootID", r.uuid()},
+              {"containerRuntimeVersion", "containerd://1.7.22"},
+              {"kernelVersion", "6.1.0-27-amd64"},
+              {"kubeProxyVersion", "v1.31.2"},
+              {"kubeletVersion", "v1.31.2"},
+              {"machineID", r.hex(32)},
+              {"operatingSystem", "linux"},
+              {"osImage", "Debian GNU/Linux 12 (bookworm)"},
+              {"systemUUID", r.uuid()}}}}}};
 }
 
 struct Workload {
@@ -200,7 +212,7 @@ json gpu_pod(Random& r, const Workload& w, int64_t card_memory, int serial, cons
   const std::string ns = fmt::format("team-{:02d}", serial % 37);
   const std::string app = fmt::format("{}-{}", w.name, serial % 211);
   const std::string hash = r.suffix(10);
-  const std::string name = fmt::format("{}-{}-{}", app, hash, r.suffix(5));
+  const std::string name = fmt::format("{}-{}-{}", app, hash, r.unique_suffix(serial));
   const std::string created = timestamp(40 + serial % 30, serial * 13);
   // L40S cards are smaller: the same workloads ask half there.
   const int64_t memory = card_memory < 60000 ? w.memory_mib / 2 : w.memory_mib;
@@ -212,41 +224,39 @@ json gpu_pod(Random& r, const Workload& w, int64_t card_memory, int serial, cons
   json requests = {{"cpu", fmt::format("{}m", 2000 + 500 * (serial % 4))},
                    {"memory", fmt::format("{}Gi", 8 * w.cards)}};
   json annotations = {{"prometheus.io/path", "/metrics?format=prometheus&scope=pod"}};
-  json pod = {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"creationTimestamp", created},
-        {"generateName", fmt::format("{}-{}-", app, hash)},
-        {"labels", {{"app", app}, {"pod-template-hash", hash}, {"team", ns}}},
-        {"name", name},
-        {"namespace", ns},
-        {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
-                                          {"blockOwnerDeletion", true},
-                                          {"controller", true},
-                                          {"kind", "ReplicaSet"},
-                                          {"name", fmt::format("{}-{}", app, hash)},
-                                          {"uid", r.uuid()}}})},
-        {"resourceVersion", std::to_string(900000 + serial)},
-        {"uid", r.uuid()}}},
-      {"spec",
-       {{"containers",
-         json::array({{{"image", w.image},
-                       {"imagePullPolicy", "IfNotPresent"},
-                       {"name", "main"},
-                       {"resources", {{"limits", limits}, {"requests", requests}}},
-                       {"terminationMessagePath", "/dev/termination-log"},
-                       {"terminationMessagePolicy", "File"}}})},
-        {"dnsPolicy", "ClusterFirst"},
-        {"enableServiceLinks", true},
-        {"preemptionPolicy", "PreemptLowerPriority"},
-        {"priority", 0},
-        {"restartPolicy", "Always"},
-        {"schedulerName", "hami-scheduler"},
-        {"securityContext", json::object()},
-        {"serviceAccount", "default"},
-        {"serviceAccountName", "default"},
-        {"terminationGracePeriodSeconds", 30}}}};
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"creationTimestamp", created},
+                {"generateName", fmt::format("{}-{}-", app, hash)},
+                {"labels", {{"app", app}, {"pod-template-hash", hash}, {"team", ns}}},
+                {"name", name},
+                {"namespace", ns},
+                {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                                  {"blockOwnerDeletion", true},
+                                                  {"controller", true},
+                                                  {"kind", "ReplicaSet"},
+                                                  {"name", fmt::format("{}-{}", app, hash)},
+                                                  {"uid", r.uuid()}}})},
+                {"resourceVersion", std::to_string(900000 + serial)},
+                {"uid", r.uuid()}}},
+              {"spec",
+               {{"containers", json::array({{{"image", w.image},
+                                             {"imagePullPolicy", "IfNotPresent"},
+                                             {"name", "main"},
+                                             {"resources", {{"limits", limits}, {"requests", requests}}},
+                                             {"terminationMessagePath", "/dev/termination-log"},
+                                             {"terminationMessagePolicy", "File"}}})},
+                {"dnsPolicy", "ClusterFirst"},
+                {"enableServiceLinks", true},
+                {"preemptionPolicy", "PreemptLowerPriority"},
+                {"priority", 0},
+                {"restartPolicy", "Always"},
+                {"schedulerName", "hami-scheduler"},
+                {"securityContext", json::object()},
+                {"serviceAccount", "default"},
+                {"serviceAccountName", "default"},
+                {"terminationGracePeriodSeconds", 30}}}};
   if (node) {
     std::string grant;
     for (int c : cards)
@@ -270,22 +280,22 @@ json gpu_pod(Random& r, const Workload& w, int64_t card_memory, int serial, cons
   } else {
     // Pending, applied by hand: kubectl keeps the manifest it applied, a
     // JSON line ending in a newline (a literal block in YAML).
-    json applied = {{"apiVersion", "v1"},
-                    {"kind", "Pod"},
-                    {"metadata", {{"name", name}, {"namespace", ns}}},
-                    {"spec",
-                     {{"containers", json::array({{{"image", w.image},
-                                                   {"name", "main"},
-                                                   {"resources", {{"limits", limits}}}}})},
-                      {"schedulerName", "hami-scheduler"}}}};
+    json applied = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", name}, {"namespace", ns}}},
+        {"spec",
+         {{"containers",
+           json::array({{{"image", w.image}, {"name", "main"}, {"resources", {{"limits", limits}}}}})},
+          {"schedulerName", "hami-scheduler"}}}};
     annotations["kubectl.kubernetes.io/last-applied-configuration"] = applied.dump() + "\n";
     pod["metadata"].erase("ownerReferences");
     pod["metadata"].erase("generateName");
     pod["status"] = {
-        {"conditions",
-         json::array({condition("PodScheduled", "False", created, "Unschedulable",
-                                "0/4000 nodes are available: 4000 node unregistered. preemption: 0/4000 nodes "
-                                "are available: 4000 Preemption is not helpful for scheduling.")})},
+        {"conditions", json::array({condition(
+                           "PodScheduled", "False", created, "Unschedulable",
+                           "0/4000 nodes are available: 4000 node unregistered. preemption: 0/4000 nodes "
+                           "are available: 4000 Preemption is not helpful for scheduling.")})},
         {"phase", "Pending"},
         {"qosClass", "Burstable"}};
   }
@@ -298,60 +308,64 @@ json daemon_pod(Random& r, const NodeFacts& node, int which, int serial) {
   const std::string app = plugin ? "hami-device-plugin" : "kube-proxy";
   const std::string image =
       plugin ? "docker.io/projecthami/hami:v2.5.0" : "registry.k8s.io/kube-proxy:v1.31.2";
-  const std::string name = fmt::format("{}-{}", app, r.suffix(5));
+  const std::string name = fmt::format("{}-{}", app, r.unique_suffix(serial));
   const std::string created = timestamp(serial % 40, serial * 3);
   json containers = json::array();
   for (const char* c : {plugin ? "device-plugin" : "kube-proxy"}) {
-    containers.push_back(
-        {{"image", image},
-         {"imagePullPolicy", "IfNotPresent"},
-         {"name", c},
-         {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}},
-         {"terminationMessagePath", "/dev/termination-log"},
-         {"terminationMessagePolicy", "File"},
-         {"volumeMounts", json::array({{{"mountPath", "/var/lib/kubelet/device-plugins"}, {"name", "device-plugin"}}})}});
+    containers.push_back({{"image", image},
+                          {"imagePullPolicy", "IfNotPresent"},
+                          {"name", c},
+                          {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}},
+                          {"terminationMessagePath", "/dev/termination-log"},
+                          {"terminationMessagePolicy", "File"},
+                          {"volumeMounts", json::array({{{"mountPath", "/var/lib/kubelet/device-plugins"},
+                                                         {"name", "device-plugin"}}})}});
   }
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"creationTimestamp", created},
-            {"generateName", app + "-"},
-            {"labels", {{"app.kubernetes.io/name", app}, {"controller-revision-hash", "7c9d8f6b5"},
-                        {"pod-template-generation", "3"}}},
-            {"name", name},
-            {"namespace", "kube-system"},
-            {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
-                                              {"blockOwnerDeletion", true},
-                                              {"controller", true},
-                                              {"kind", "DaemonSet"},
-                                              {"name", app},
-                                              {"uid", r.uuid()}}})},
-            {"resourceVersion", std::to_string(700000 + serial)},
-            {"uid", r.uuid()}}},
-          {"spec",
-           {{"containers", containers},
-            {"dnsPolicy", "ClusterFirst"},
-            {"enableServiceLinks", true},
-            {"hostNetwork", true},
-            {"nodeName", node.name},
-            {"preemptionPolicy", "PreemptLowerPriority"},
-            {"priority", 2000001000},
-            {"priorityClassName", "system-node-critical"},
-            {"restartPolicy", "Always"},
-            {"schedulerName", "default-scheduler"},
-            {"securityContext", json::object()},
-            {"serviceAccount", app},
-            {"serviceAccountName", app},
-            {"terminationGracePeriodSeconds", 30},
-            {"volumes", json::array({{{"hostPath", {{"path", "/var/lib/kubelet/device-plugins"}, {"type", ""}}},
-                                      {"name", "device-plugin"}}})}}},
-          {"status",
-           {{"conditions", json::array({condition("Ready", "True", created), condition("PodScheduled", "True", created)})},
-            {"hostIP", node.ip},
-            {"phase", "Running"},
-            {"podIP", node.ip},
-            {"qosClass", "Burstable"},
-            {"startTime", created}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"creationTimestamp", created},
+        {"generateName", app + "-"},
+        {"labels",
+         {{"app.kubernetes.io/name", app},
+          {"controller-revision-hash", "7c9d8f6b5"},
+          {"pod-template-generation", "3"}}},
+        {"name", name},
+        {"namespace", "kube-system"},
+        {"ownerReferences", json::array({{{"apiVersion", "apps/v1"},
+                                          {"blockOwnerDeletion", true},
+                                          {"controller", true},
+                                          {"kind", "DaemonSet"},
+                                          {"name", app},
+                                          {"uid", r.uuid()}}})},
+        {"resourceVersion", std::to_string(700000 + serial)},
+        {"uid", r.uuid()}}},
+      {"spec",
+       {{"containers", containers},
+        {"dnsPolicy", "ClusterFirst"},
+        {"enableServiceLinks", true},
+        {"hostNetwork", true},
+        {"nodeName", node.name},
+        {"preemptionPolicy", "PreemptLowerPriority"},
+        {"priority", 2000001000},
+        {"priorityClassName", "system-node-critical"},
+        {"restartPolicy", "Always"},
+        {"schedulerName", "default-scheduler"},
+        {"securityContext", json::object()},
+        {"serviceAccount", app},
+        {"serviceAccountName", app},
+        {"terminationGracePeriodSeconds", 30},
+        {"volumes", json::array({{{"hostPath", {{"path", "/var/lib/kubelet/device-plugins"}, {"type", ""}}},
+                                  {"name", "device-plugin"}}})}}},
+      {"status",
+       {{"conditions",
+         json::array({condition("Ready", "True", created), condition("PodScheduled", "True", created)})},
+        {"hostIP", node.ip},
+        {"phase", "Running"},
+        {"podIP", node.ip},
+        {"qosClass", "Burstable"},
+        {"startTime", created}}}};
 }
 
 // Every object in kubectl's order (nodes, then pods), each handed over and dropped.
@@ -482,10 +496,9 @@ class YamlWriter {
   }
 
   static bool looks_typed(const std::string& s) {
-    static const char* const kWords[] = {"y",  "Y",     "yes",   "Yes",   "YES",  "n",    "N",    "no",
-                                         "No", "NO",    "true",  "True",  "TRUE", "false", "False", "FALSE",
-                                         "on", "On",    "ON",    "off",   "Off",  "OFF",  "null", "Null",
-                                         "NULL", "~"};
+    static const char* const kWords[] = {"y",  "Y",    "yes",  "Yes",  "YES",   "n",     "N",     "no", "No",
+                                         "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On",
+                                         "ON", "off",  "Off",  "OFF",  "null",  "Null",  "NULL",  "~"};
     for (const char* w : kWords)
       if (s == w) return true;
     // Numbers (ints, floats, exponents) and dates resolve to other types.
@@ -506,7 +519,8 @@ class YamlWriter {
     if (s.empty() || looks_typed(s)) return false;
     if (std::string_view("-?:,[]{}#&*!|>'\"%@`").find(s[0]) != std::string_view::npos) return false;
     if (s.front() == ' ' || s.back() == ' ') return false;
-    if (s.find(": ") != std::string::npos || s.find(" #") != std::string::npos || s.back() == ':') return false;
+    if (s.find(": ") != std::string::npos || s.find(" #") != std::string::npos || s.back() == ':')
+      return false;
     for (char c : s)
       if (c == '\n' || c == '\t' || static_cast<unsigned char>(c) < 0x20) return false;
     return true;
@@ -571,7 +585,8 @@ void write_file(const std::string& path, const std::function<void(std::FILE*)>& 
 
 DumpCounts write_kubectl_json(const DumpShape& shape, std::FILE* out, bool compact) {
   DumpCounts bytes;
-  put(out, compact ? R"({"apiVersion":"v1","items":[)" : "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n", bytes);
+  put(out, compact ? R"({"apiVersion":"v1","items":[)" : "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n",
+      bytes);
   bool first = true;
   DumpCounts counts = for_each_object(shape, [&](const json& object, bool) {
     std::string text = go_escapes(object.dump(compact ? -1 : 4));
@@ -590,7 +605,8 @@ DumpCounts write_kubectl_json(const DumpShape& shape, std::FILE* out, bool compa
   });
   put(out,
       compact ? R"(],"kind":"List","metadata":{"resourceVersion":""}})"
-              : "\n    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n",
+              : "\n    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n "
+                "   }\n}\n",
       bytes);
   counts.bytes = bytes.bytes;
   return counts;
