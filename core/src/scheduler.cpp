@@ -501,8 +501,10 @@ std::string filtering_succeed_message(const Cluster& cluster, const Decision& de
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
                                            size_t considered, std::span<const uint32_t> name_rank) {
   std::map<std::string_view, std::vector<size_t>> by_reason;
-  for (const auto& [id, refusal] : decision.failed)
-    refusal.for_each_reason([&](Reason r) { by_reason[reason_name(r)].push_back(id); });
+  for (const auto& failed : decision.failed) {
+    const size_t id = failed.first;  // not a structured binding: clang 14 cannot capture one
+    failed.second.for_each_reason([&](Reason r) { by_reason[reason_name(r)].push_back(id); });
+  }
   std::vector<Event> events;
   for (auto& [reason, nodes] : by_reason) {
     if (name_rank.size() == cluster.size())
