@@ -7,3 +7,9 @@ find_package(nlohmann_json REQUIRED)
 find_package(Boost REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(Threads REQUIRED)
+# The one reader of cluster state (core/src/codec/kube_*): simdjson for JSON,
+# libyaml for YAML. The core links them privately, but a static core hands
+# them on to whatever links it (the Python module among them).
+find_package(simdjson REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
