@@ -324,6 +324,40 @@ class JsonValue {
   bool consumed_ = false;
 };
 
+// One JSON text opened: simdjson's parser over it, lines counted only when
+// an error asks, and its root, which must be a mapping (`not_mapping` says
+// what it should have been otherwise).
+class OpenedJson {
+ public:
+  OpenedJson(const KubeText& text, const ReadOptions& options, const char* not_mapping)
+      : lines_(text.text()), read_(text, doc_, options.count_lines ? &lines_ : nullptr, options.max_depth) {
+    if (parser_.allocate(text.text().size(), options.max_depth) != simdjson::SUCCESS)
+      read_.context().fail(kNoPosition, "", "JSON: not enough memory to read this file");
+    if (auto e = parser_
+                     .iterate(simdjson::padded_string_view(text.text().data(), text.text().size(),
+                                                           text.capacity()))
+                     .get(doc_))
+      read_.context().fail(1, "", "JSON syntax error: " + describe(e));
+    od::value value;
+    if (auto e = doc_.get_value().get(value)) read_.syntax(e);
+    root_.emplace(read_, value);
+    if (root_->shape() != Shape::Mapping) read_.context().fail(root_->at(), "", not_mapping);
+  }
+  OpenedJson(const OpenedJson&) = delete;
+  OpenedJson& operator=(const OpenedJson&) = delete;
+
+  JsonRead& read() { return read_; }
+  JsonValue& root() { return *root_; }
+  od::document& doc() { return doc_; }
+
+ private:
+  od::parser parser_;
+  const LineCounter lines_;
+  od::document doc_;
+  JsonRead read_;
+  std::optional<JsonValue> root_;
+};
+
 // Decodes one object (a mapping, with its own kind or `inherited`) and hands it over.
 void read_one(JsonRead& r, JsonValue& object, std::string kind, const std::string& inherited,
               const ObjectVisitor& visit, const KubeText& text) {
@@ -345,24 +379,9 @@ void read_one(JsonRead& r, JsonValue& object, std::string kind, const std::strin
 }  // namespace
 
 ListInfo read_json(const KubeText& text, const ObjectVisitor& visit, const ReadOptions& options) {
-  od::parser parser;
-  const LineCounter line_counter(text.text());
-  const LineCounter* lines = options.count_lines ? &line_counter : nullptr;
-  TextContext early(text.source(), lines, false);
-  if (parser.allocate(text.text().size(), options.max_depth) != simdjson::SUCCESS)
-    early.fail(kNoPosition, "", "JSON: not enough memory to read this file");
-  od::document doc;
-  if (auto e =
-          parser
-              .iterate(simdjson::padded_string_view(text.text().data(), text.text().size(), text.capacity()))
-              .get(doc))
-    early.fail(1, "", "JSON syntax error: " + describe(e));
-  JsonRead r(text, doc, lines, options.max_depth);
-  od::value root_value;
-  if (auto e = doc.get_value().get(root_value)) r.syntax(e);
-  JsonValue root(r, root_value);
-  if (root.shape() != Shape::Mapping)
-    r.context().fail(root.at(), "", "a document must be a Kubernetes object (a mapping)");
+  OpenedJson opened(text, options, "a document must be a Kubernetes object (a mapping)");
+  JsonRead& r = opened.read();
+  JsonValue& root = opened.root();
 
   // A list when its items are a list (Kubernetes' rule); its own fields
   // (kind, metadata) may come before or after them.
@@ -392,8 +411,9 @@ ListInfo read_json(const KubeText& text, const ObjectVisitor& visit, const ReadO
   if (!list) {
     if (items_at != kNoPosition && is_list_kind(info.kind))
       r.context().fail(items_at, "items", "must be a list");
-    doc.rewind();
-    if (auto e = doc.get_value().get(root_value)) r.syntax(e);
+    opened.doc().rewind();
+    od::value root_value;
+    if (auto e = opened.doc().get_value().get(root_value)) r.syntax(e);
     JsonValue object(r, root_value);
     read_one(r, object, object.member_text("kind"), options.default_kind, visit, text);
     info = {};
@@ -403,21 +423,9 @@ ListInfo read_json(const KubeText& text, const ObjectVisitor& visit, const ReadO
 }
 
 WatchEvent read_json_watch_event(const KubeText& line, const ReadOptions& options) {
-  od::parser parser;
-  const LineCounter line_counter(line.text());
-  const LineCounter* lines = options.count_lines ? &line_counter : nullptr;
-  TextContext early(line.source(), lines, false);
-  od::document doc;
-  if (auto e =
-          parser
-              .iterate(simdjson::padded_string_view(line.text().data(), line.text().size(), line.capacity()))
-              .get(doc))
-    early.fail(1, "", "JSON syntax error: " + describe(e));
-  JsonRead r(line, doc, lines, options.max_depth);
-  od::value root_value;
-  if (auto e = doc.get_value().get(root_value)) r.syntax(e);
-  JsonValue root(r, root_value);
-  if (root.shape() != Shape::Mapping) r.context().fail(root.at(), "", "a watch event must be a JSON object");
+  OpenedJson opened(line, options, "a watch event must be a JSON object");
+  JsonRead& r = opened.read();
+  JsonValue& root = opened.root();
   WatchEvent event;
   root.fields([&](std::string_view key, Position, JsonValue& value) {
     if (key == "type") {
