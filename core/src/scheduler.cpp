@@ -265,11 +265,14 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   // filter that fits none of 10,000 nodes fits each state once.
   const bool share_refusals = full && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
   if (share_refusals && refused_at_.size() != cluster.size()) refused_at_.assign(cluster.size(), {});
+  if (full) decision.failed.reserve(among ? among->size() : cluster.size());
   auto refused_alike = [&](size_t id) {
     if (!share_refusals) return false;
     const size_t first = first_with_state(cluster, id, policy);
     if (first == id || refused_at_[first].first != seen_stamp_) return false;
-    decision.failed.emplace_back(id, decision.failed[refused_at_[first].second].second);
+    const Refusal same =
+        decision.failed[refused_at_[first].second].second;  // a copy: emplace may move the vector
+    decision.failed.emplace_back(id, same);
     return true;
   };
   auto refuse = [&](size_t id, Refusal&& refusal) {

@@ -191,13 +191,22 @@ void write_map(std::string& out, const FailedNodes& failed) {
   }
   // By name, as a JSON object was written before (and as Go's encoding/json
   // writes a map): the answer's bytes do not depend on the order nodes came in.
-  std::vector<std::pair<std::string_view, std::string_view>> sorted;
+  std::vector<std::pair<std::string_view, uint32_t>> sorted;
   sorted.reserve(failed.size());
-  failed.for_each([&](std::string_view node, std::string_view reason) { sorted.emplace_back(node, reason); });
+  size_t bytes = 2;
+  failed.for_each_id([&](std::string_view node, uint32_t reason) {
+    sorted.emplace_back(node, reason);
+    bytes += node.size() + 4;
+  });
   // The decision state adds a refused filter's nodes by name already.
   const auto by_name = [](const auto& a, const auto& b) { return a.first < b.first; };
   if (!std::is_sorted(sorted.begin(), sorted.end(), by_name))
     std::sort(sorted.begin(), sorted.end(), by_name);
+  // Nodes in one state share a reason: each reason's JSON text is made once.
+  std::vector<std::string> reasons(failed.reason_count());
+  for (uint32_t id = 0; id < reasons.size(); ++id) write_plain_or_escaped(reasons[id], failed.reason(id));
+  for (const auto& [node, reason] : sorted) bytes += reasons[reason].size();
+  out.reserve(out.size() + bytes);
   out += '{';
   bool first = true;
   for (const auto& [node, reason] : sorted) {
@@ -205,7 +214,7 @@ void write_map(std::string& out, const FailedNodes& failed) {
     first = false;
     write_plain_or_escaped(out, node);
     out += ':';
-    write_plain_or_escaped(out, reason);
+    out += reasons[reason];
   }
   out += '}';
 }

@@ -64,8 +64,17 @@ class FailedNodes {
   void for_each(F visit) const {
     for (const auto& e : entries_) visit(view(e.name), view(reasons_[e.reason]));
   }
+  // Each (node, reason id), in the order added; the ids' texts by reason().
+  template <class F>
+  void for_each_id(F visit) const {
+    for (const auto& e : entries_) visit(view(e.name), e.reason);
+  }
+  size_t reason_count() const { return reasons_.size(); }
+  std::string_view reason(uint32_t id) const { return view(reasons_[id]); }
   std::map<std::string, std::string> to_map() const;
-  friend bool operator==(const FailedNodes& a, const std::map<std::string, std::string>& b) { return a.to_map() == b; }
+  friend bool operator==(const FailedNodes& a, const std::map<std::string, std::string>& b) {
+    return a.to_map() == b;
+  }
   friend bool operator==(const FailedNodes& a, const FailedNodes& b) { return a.to_map() == b.to_map(); }
 
  private:
