@@ -239,11 +239,7 @@ void DecisionState::rebuild() {
     }
   }
   for (const auto& [key, doc] : pods_)
-    if (!held_.count(key)) {
-      PodSeen seen{key, doc.phase, !doc.node_name.empty(), std::nullopt};
-      seen.doc = doc;
-      observe_pod(seen, false);
-    }
+    if (!held_.count(key)) observe_pod(key, doc.phase, !doc.node_name.empty(), &doc, false);
 }
 
 // kube-scheduler names the same nodes in the same order filter after filter
@@ -262,22 +258,23 @@ const std::vector<int64_t>& DecisionState::node_ids(const std::vector<std::strin
   return last_ids_;
 }
 
-void DecisionState::observe_pod(const PodSeen& pod, bool deleted) {
-  if (auto it = held_.find(pod.key); it != held_.end()) {
-    const bool gone = deleted || pod.phase == "Succeeded" || pod.phase == "Failed";
-    if (it->second.kind != Kind::Observed && !gone && !(it->second.kind == Kind::Bound && pod.bound))
+void DecisionState::observe_pod(const std::string& key, std::string_view phase, bool bound,
+                                const core::codec::PodDocument* seen, bool deleted) {
+  if (auto it = held_.find(key); it != held_.end()) {
+    const bool gone = deleted || phase == "Succeeded" || phase == "Failed";
+    if (it->second.kind != Kind::Observed && !gone && !(it->second.kind == Kind::Bound && bound))
       return;  // our reservation is newer than what the API shows
-    drop(pod.key);
+    drop(key);
   }
-  if (deleted || !pod.doc) return;
-  const core::codec::PodDocument& doc = *pod.doc;
+  if (deleted || !seen) return;
+  const core::codec::PodDocument& doc = *seen;
   std::vector<std::string> warnings;
   try {
     const std::string source = "pod " + doc.request.ns + "/" + doc.request.name;
     if (auto h = core::holding_of(cluster_, doc, source, warnings)) {
       Held held{
           *h, Kind::Observed, {}, PodRef{doc.request.ns, doc.request.name, doc.request.uid}, doc.request, 0};
-      charge(held_.emplace(pod.key, std::move(held)).first->second);
+      charge(held_.emplace(key, std::move(held)).first->second);
     }
   } catch (const core::InputError& e) {
     std::cerr << "gpuslice serve: pod not counted: " << e.what() << "\n";
@@ -354,7 +351,7 @@ void DecisionState::pod_changed(WatchKind kind, core::codec::PodObject object) {
   PodSeen seen = read_pod(object);
   std::lock_guard lock(mutex_);
   const bool deleted = kind == WatchKind::Deleted;
-  observe_pod(seen, deleted);
+  observe_pod(seen.key, seen.phase, seen.bound, seen.doc ? &*seen.doc : nullptr, deleted);
   if (deleted)
     pods_.erase(seen.key);
   else

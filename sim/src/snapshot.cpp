@@ -156,13 +156,13 @@ std::optional<double> parse_timestamp(std::string_view t) {
   return std::nullopt;
 }
 
-ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotOptions& options) {
+ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<double> assume_duration,
+                              const core::codec::RequestDefaults& defaults) {
   const std::string& source = text.source();
   ClusterSnapshot snap;
   snap.source = source;
   core::Cluster cluster;
   std::vector<core::codec::PodDocument> docs;
-  std::vector<size_t> object_of;  // docs[i] -> objects.pods
   core::codec::read_kube_objects(text, [&](core::codec::KubeObject&& object,
                                            const core::codec::ReadContext& context) {
     if (auto* node = std::get_if<core::codec::NodeObject>(&object)) {
@@ -172,10 +172,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotO
       if (nd.unschedulable) cordon_all_cards(nd.node);  // kubectl cordon: nothing new lands there
       cluster.add_node(std::move(nd.node));
     } else if (auto* pod = std::get_if<core::codec::PodObject>(&object)) {
-      docs.push_back(core::codec::hami_pod(*pod, context, options.defaults));
-      object_of.push_back(options.keep_objects ? snap.objects.pods.size() : StartingPod::kNoObject);
+      docs.push_back(core::codec::hami_pod(*pod, context, defaults));
     }
-    if (options.keep_objects) snap.objects.add(std::move(object));
   });
   if (cluster.size() == 0)
     throw InputError(source, 0, "kind",
@@ -186,7 +184,6 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotO
     snap.warnings.push_back(
         fmt::format("{}: no node carries hami.io/node-nvidia-register: no GPU to place on", source));
 
-  const std::optional<double> assume_duration = options.assume_duration;
   auto duration_of = [&](const core::codec::PodDocument& doc) -> double {
     if (doc.expected_duration.empty()) return assume_duration.value_or(kForever);
     const auto d = parse_duration(doc.expected_duration);
@@ -247,7 +244,6 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotO
         s.request = std::move(doc.request);  // read no more
         s.node = p.node;
         s.allocation = allocation;
-        s.object = object_of[p.doc];
         snap.starting.push_back(std::move(s));
         if (p.role == core::PlacedRole::Hami) ++snap.running_gpu_pods;
         continue;
@@ -282,7 +278,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotO
   });
   for (const auto& q : queue) {
     const double duration = duration_of(docs[q.doc]);
-    snap.queue.push_back({std::move(docs[q.doc].request), duration, object_of[q.doc]});
+    snap.queue.push_back({std::move(docs[q.doc].request), duration});
   }
   for (size_t i = 0; i < cluster.size(); ++i) snap.nodes.push_back(cluster.node(i));
   return snap;
@@ -291,20 +287,11 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotO
 ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
                                std::optional<double> assume_duration,
                                const core::codec::RequestDefaults& defaults) {
-  SnapshotOptions options;
-  options.assume_duration = assume_duration;
-  options.defaults = defaults;
-  return read_snapshot(core::codec::KubeText::from_string(text, source), options);
-}
-
-ClusterSnapshot load_snapshot(const std::string& path, const SnapshotOptions& options) {
-  return read_snapshot(core::codec::KubeText::from_file(path), options);
+  return read_snapshot(core::codec::KubeText::from_string(text, source), assume_duration, defaults);
 }
 
 ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration) {
-  SnapshotOptions options;
-  options.assume_duration = assume_duration;
-  return load_snapshot(path, options);
+  return read_snapshot(core::codec::KubeText::from_file(path), assume_duration);
 }
 
 FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,

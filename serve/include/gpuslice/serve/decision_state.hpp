@@ -67,7 +67,8 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   // The feed's view of the cluster, as the reader decodes it: each object is
   // read into what decisions need (serve.md names the bytes) and dropped.
   DecodedSink* decoded() override { return this; }
-  void replace_all(std::vector<core::codec::NodeObject> nodes, std::vector<core::codec::PodObject> pods) override;
+  void replace_all(std::vector<core::codec::NodeObject> nodes,
+                   std::vector<core::codec::PodObject> pods) override;
   void node_changed(WatchKind kind, core::codec::NodeObject object) override;
   void pod_changed(WatchKind kind, core::codec::PodObject object) override;
   // The same from the API's JSON (tools and tests), decoded by the same reader.
@@ -126,7 +127,9 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   NodeRecord read_node(const core::codec::NodeObject& object, const NodeRecord* before) const;
   PodSeen read_pod(const core::codec::PodObject& object) const;
   void note_lock(const core::codec::NodeObject& object, bool deleted);
-  void observe_pod(const PodSeen& pod, bool deleted);
+  // What the feed shows of a pod (`doc` null: unreadable, it holds nothing).
+  void observe_pod(const std::string& key, std::string_view phase, bool bound,
+                   const core::codec::PodDocument* doc, bool deleted);
   void remember_pod(PodSeen&& pod);
   std::string key_of(const std::string& uid, const std::string& ns, const std::string& name) const;
 
@@ -137,9 +140,9 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   core::Cluster cluster_;
   std::unique_ptr<core::Policy> policy_;
   core::Scheduler scheduler_;
-  std::map<std::string, NodeRecord> nodes_;                            // name -> the node (feed)
-  std::vector<std::string> node_order_;                                // as the feed listed them: ties go to the first
-  std::unordered_map<std::string, core::codec::PodDocument> pods_;     // key -> HAMi's reading of a pod (feed)
+  std::map<std::string, NodeRecord> nodes_;  // name -> the node (feed)
+  std::vector<std::string> node_order_;      // as the feed listed them: ties go to the first
+  std::unordered_map<std::string, core::codec::PodDocument> pods_;  // key -> HAMi's reading of a pod (feed)
   std::unordered_map<std::string, Held> held_;            // key (uid, else ns/name) -> what it holds
   std::unordered_map<std::string, NodeLock> node_locks_;  // node -> hami.io/mutex.lock
   uint64_t generation_ = 0;

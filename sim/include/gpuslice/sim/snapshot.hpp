@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
-#include "gpuslice/core/codec/kube_objects.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/sim/fleet.hpp"
@@ -30,14 +29,11 @@ struct StartingPod {
   size_t node = 0;  // index into ClusterSnapshot::nodes
   core::PodAllocation allocation;
   double duration = kForever;  // seconds it still runs
-  size_t object = kNoObject;   // index into ClusterSnapshot::objects.pods (SnapshotOptions::keep_objects)
-  static constexpr size_t kNoObject = SIZE_MAX;
 };
 
 struct QueuedPod {
   core::PodRequest request;
-  double duration = kForever;              // seconds it runs once placed
-  size_t object = StartingPod::kNoObject;  // as StartingPod::object
+  double duration = kForever;  // seconds it runs once placed
 };
 
 // Every pod the snapshot lists, any phase: its name, phase and what decides
@@ -58,20 +54,6 @@ struct ClusterSnapshot {
   std::map<std::string, size_t> skipped;  // reason -> pods left out
   std::vector<std::string> warnings;      // stale cards, unknown nodes, ...
   std::vector<ListedPod> listed;          // every pod, in file order
-  // Every Pod, Node, Koordinator Device and PodDisruptionBudget as the
-  // reader decoded them (labels, annotations, owners, resources by name), in
-  // the order read, when SnapshotOptions::keep_objects asks: for whatever
-  // reads a snapshot beyond HAMi's view (other schedulers' dialects, moving
-  // pods under their disruption budgets). Empty otherwise.
-  core::codec::KubeObjects objects;
-};
-
-struct SnapshotOptions {
-  // Seconds every pod without gpuslice.io/expected-duration runs (the running
-  // ones from time 0); nullopt: such pods never leave.
-  std::optional<double> assume_duration;
-  core::codec::RequestDefaults defaults;
-  bool keep_objects = false;  // fill ClusterSnapshot::objects
 };
 
 // The reasons pods are left out, as summary.json and the table name them.
@@ -82,11 +64,12 @@ inline constexpr const char* kSkipUnknownNode = "on a node not in the snapshot";
 inline constexpr const char* kSkipNotHami = "holds GPUs HAMi did not grant";
 inline constexpr const char* kSkipOverCapacity = "does not fit its node's registered capacity";
 
+// assume_duration: seconds every pod without gpuslice.io/expected-duration
+// runs (the running ones from time 0); nullopt: such pods never leave.
 // One pass of the reader over the text (kube_reader.hpp): each object is
-// decoded, read as HAMi reads it, and dropped (kept in `objects` only when
-// asked).
-ClusterSnapshot read_snapshot(const core::codec::KubeText& text, const SnapshotOptions& options = {});
-ClusterSnapshot load_snapshot(const std::string& path, const SnapshotOptions& options);
+// decoded, read as HAMi reads it, and dropped.
+ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<double> assume_duration,
+                              const core::codec::RequestDefaults& defaults = {});
 // The same for text in memory (tests, Python).
 ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
                                std::optional<double> assume_duration = std::nullopt,
