@@ -50,8 +50,10 @@ std::string over_capacity(const core::Cluster& cluster, size_t node, const core:
   for (const auto& c : core::effective_charges(allocation)) {
     const auto& d = n.devices[static_cast<size_t>(c.device)];
     const auto& u = use[static_cast<size_t>(c.device)];
-    if (u.slots + c.usage.slots > d.slots || u.memory_mib + c.usage.memory_mib > d.memory_mib ||
-        u.cores + c.usage.cores > d.cores)
+    // Koordinator and KAI count no slots: a card of theirs takes any number of pods.
+    const bool counts_slots = n.cards_from == core::Dialect::Hami;
+    if ((counts_slots && u.slots + c.usage.slots > d.slots) ||
+        u.memory_mib + c.usage.memory_mib > d.memory_mib || u.cores + c.usage.cores > d.cores)
       return fmt::format("card {} would hold {} slots, {} MiB, {}% cores of {}, {} MiB, {}%", d.uuid,
                          u.slots + c.usage.slots, u.memory_mib + c.usage.memory_mib, u.cores + c.usage.cores,
                          d.slots, d.memory_mib, d.cores);
@@ -175,7 +177,10 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
   for (size_t i = 0; i < cluster.size(); ++i) gpu_nodes += cluster.node(i).devices.empty() ? 0 : 1;
   if (gpu_nodes == 0)
     snap.warnings.push_back(
-        fmt::format("{}: no node carries hami.io/node-nvidia-register: no GPU to place on", source));
+        fmt::format("{}: no node carries hami.io/node-nvidia-register, a Koordinator Device or KAI's GPU "
+                    "labels: no GPU to "
+                    "place on",
+                    source));
 
   const auto docs = core::codec::parse_pods(text, source, defaults);
   auto duration_of = [&](const core::codec::PodDocument& doc) -> double {
@@ -207,8 +212,15 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
         continue;
       case core::PlacedRole::SameUid:
         continue;  // no pod is being placed here
+      case core::PlacedRole::KaiReservation:
+        ++snap.skipped[kSkipKaiReservation];  // its CPU and memory still count on its node
+        cluster.charge(p.node, {}, doc.request.host);
+        snap.starting.push_back({doc.request, p.node, {}, kForever});
+        continue;
       case core::PlacedRole::BoundOnly:
-      case core::PlacedRole::Hami: {
+      case core::PlacedRole::Hami:
+      case core::PlacedRole::Koordinator:
+      case core::PlacedRole::Kai: {
         if (p.role == core::PlacedRole::BoundOnly && gpu) {
           // Bound with GPU limits but no HAMi grant: another device plugin's
           // pod, or HAMi's annotations stripped. HAMi counts nothing for it.
@@ -220,12 +232,11 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
         } else if (p.role == core::PlacedRole::BoundOnly) {
           ++snap.skipped[kSkipNoGpu];  // its CPU and memory still count on its node
         }
-        const core::PodAllocation allocation =
-            p.role == core::PlacedRole::Hami ? p.allocation : core::PodAllocation{};
+        const core::PodAllocation allocation = p.holds() ? p.allocation : core::PodAllocation{};
         if (std::string over = over_capacity(cluster, p.node, allocation, doc.request.host); !over.empty()) {
           snap.warnings.push_back(fmt::format("{}:{}: pod '{}' on node '{}' is not counted: {}", source,
                                               doc.line, name, cluster.node(p.node).name, over));
-          if (p.role == core::PlacedRole::Hami) ++snap.skipped[kSkipOverCapacity];
+          if (p.holds()) ++snap.skipped[kSkipOverCapacity];
           continue;
         }
         cluster.charge(p.node, allocation, doc.request.host);
@@ -233,9 +244,9 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
         s.request = doc.request;
         s.node = p.node;
         s.allocation = allocation;
-        s.duration = p.role == core::PlacedRole::Hami ? duration_of(doc) : kForever;
+        s.duration = p.holds() ? duration_of(doc) : kForever;
         snap.starting.push_back(std::move(s));
-        if (p.role == core::PlacedRole::Hami) ++snap.running_gpu_pods;
+        if (p.holds()) ++snap.running_gpu_pods;
         continue;
       }
       case core::PlacedRole::Unplaced:

@@ -8,6 +8,8 @@
 #include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/kai.hpp"
+#include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/codec/registration.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
@@ -50,6 +52,19 @@ struct Doc {
     return n;
   }
 };
+
+// A map of strings (labels, annotations, resource lists) as plain data for
+// the dialect codecs.
+StringMap string_map(const Doc& doc, const YAML::Node& map, const std::string& field) {
+  StringMap out;
+  if (!map || map.IsNull()) return out;
+  if (!map.IsMap()) doc.fail(map, field, "must be a mapping");
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const std::string key = doc.scalar(it->first, field);
+    out[key] = doc.scalar(it->second, field + "." + key);
+  }
+  return out;
+}
 
 std::vector<YAML::Node> load_documents(std::string_view text, const std::string& source) {
   const std::vector<YAML::Node> docs = load_yaml_documents(text, source);
@@ -221,7 +236,7 @@ void check_gpu_resource_names(const Doc& doc, const YAML::Node& map, const std::
 }
 
 ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std::string& where,
-                                 const RequestDefaults& def, HostResources& host) {
+                                 const RequestDefaults& def, HostResources& host, ContainerResources& facts) {
   ContainerRequest r;
   if (!c.IsMap()) doc.fail(c, where, "a container must be a mapping");
   if (get(c, "name")) r.name = doc.scalar(get(c, "name"), where + "name");
@@ -229,6 +244,9 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
   Resources rs{doc, res ? doc.map_at(res, "limits", where + "resources.limits") : YAML::Node(),
                res ? doc.map_at(res, "requests", where + "resources.requests") : YAML::Node(),
                where + "resources."};
+  facts.name = r.name;
+  facts.limits = string_map(doc, rs.limits, where + "resources.limits");
+  facts.requests = string_map(doc, rs.requests, where + "resources.requests");
   check_gpu_resource_names(doc, rs.limits, where + "resources.limits.", def);
   check_gpu_resource_names(doc, rs.requests, where + "resources.requests.", def);
 
@@ -293,6 +311,77 @@ ContainerRequest parse_container(const Doc& doc, const YAML::Node& c, const std:
   return r;
 }
 
+// A pod in Koordinator's or KAI's resource names: their codecs read the
+// pod's plain facts and the request lands on the container that carries it
+// (docs/dialects.md). HAMi's own reading stays for every other pod.
+void apply_dialect_requests(const Doc& doc, const YAML::Node& obj, const PodFacts& facts, PodRequest& p) {
+  if (auto it = facts.labels.find(kKoordIsolationProvider); it != facts.labels.end())
+    p.gpu_isolation_provider = it->second;
+  const bool koordinator = asks_koordinator_gpu(facts);
+  const bool kai = asks_kai_share(facts);
+  if (koordinator && kai)
+    doc.fail(obj, "metadata.annotations", "the pod asks Koordinator's GPU resources and a KAI share at once");
+  auto clear_devices = [&] {
+    for (auto* list : {&p.init_containers, &p.containers})
+      for (auto& c : *list) {
+        c.count = 0;
+        c.memory_mib = 0;
+        c.memory_percent = kMemoryPercentUnset;
+        c.cores = 0;
+      }
+  };
+  if (koordinator) {
+    std::optional<ContainerRequest> r;
+    try {
+      r = decode_koordinator_request(facts);
+    } catch (const CodecError& e) {
+      doc.fail(get(obj, "spec"), "spec.containers[].resources", e.what());
+    }
+    if (!r) return;
+    // The pod-level request goes on the first container naming a GPU resource.
+    size_t at = 0;
+    for (size_t i = 0; i < facts.init_containers.size() + facts.containers.size(); ++i) {
+      const auto& c = i < facts.init_containers.size() ? facts.init_containers[i]
+                                                       : facts.containers[i - facts.init_containers.size()];
+      const bool names_gpu =
+          std::any_of(c.requests.begin(), c.requests.end(),
+                      [](const auto& kv) {
+                        return kv.first.starts_with("koordinator.sh/gpu") || kv.first == "nvidia.com/gpu";
+                      }) ||
+          std::any_of(c.limits.begin(), c.limits.end(), [](const auto& kv) {
+            return kv.first.starts_with("koordinator.sh/gpu") || kv.first == "nvidia.com/gpu";
+          });
+      if (names_gpu) {
+        at = i;
+        break;
+      }
+    }
+    clear_devices();
+    ContainerRequest& target =
+        at < p.init_containers.size() ? p.init_containers[at] : p.containers[at - p.init_containers.size()];
+    r->name = target.name;
+    r->priority = target.priority;
+    target = *r;
+  } else if (kai) {
+    KaiShare share;
+    try {
+      share = decode_kai_share(facts);
+    } catch (const CodecError& e) {
+      doc.fail(get(get(obj, "metadata"), "annotations"), "metadata.annotations", e.what());
+    }
+    ContainerRequest* target = &p.containers.front();
+    if (!share.container.empty())
+      for (auto* list : {&p.init_containers, &p.containers})
+        for (auto& c : *list)
+          if (c.name == share.container) target = &c;
+    target->count = share.count;
+    target->memory_mib = share.memory_mib;
+    target->memory_fraction = share.fraction;
+    target->memory_percent = kMemoryPercentUnset;
+    target->cores = 0;
+  }
+}
+
 PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaults& def) {
   PodDocument pd;
   pd.line = line_of(obj);
@@ -306,6 +395,8 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
     pd.created = doc.scalar(created, "metadata.creationTimestamp");
     pd.created_line = line_of(created);
   }
+  PodFacts facts;
+  facts.labels = string_map(doc, doc.map_at(meta, "labels", "metadata.labels"), "metadata.labels");
   YAML::Node ann = doc.map_at(meta, "annotations", "metadata.annotations");
   if (ann) {
     for (auto it = ann.begin(); it != ann.end(); ++it) {
@@ -313,6 +404,13 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
       const std::string field = "metadata.annotations." + key;
       const YAML::Node vn = it->second;  // a copy: it->second is a temporary
       const std::string v = doc.scalar(vn, field);
+      facts.annotations[key] = v;
+      if (key == kKoordDeviceAllocated) {
+        pd.koordinator_allocated = v;
+        pd.koordinator_allocated_line = line_of(vn);
+      } else if (key == kKaiGpuIndexAnnotation) {
+        pd.kai_reserved_gpu = v;
+      }
       if (key == "nvidia.com/use-gputype")
         p.selectors.use_types = comma_list(v);
       else if (key == "nvidia.com/nouse-gputype")
@@ -355,7 +453,9 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
     if (!list.IsSequence()) doc.fail(list, std::string("spec.") + key, "must be a list");
     for (size_t i = 0; i < list.size(); ++i) {
       HostResources h;
-      out.push_back(parse_container(doc, list[i], fmt::format("spec.{}[{}].", key, i), def, h));
+      auto& container_facts = (init ? facts.init_containers : facts.containers).emplace_back();
+      out.push_back(
+          parse_container(doc, list[i], fmt::format("spec.{}[{}].", key, i), def, h, container_facts));
       if (init) {
         init_peak.cpu_milli = std::max(init_peak.cpu_milli, h.cpu_milli);
         init_peak.memory_mib = std::max(init_peak.memory_mib, h.memory_mib);
@@ -373,6 +473,8 @@ PodDocument parse_pod(const Doc& doc, const YAML::Node& obj, const RequestDefaul
   // Kubernetes' effective request: the larger of the init peak and the app sum.
   p.host.cpu_milli = std::max(init_peak.cpu_milli, app_sum.cpu_milli);
   p.host.memory_mib = std::max(init_peak.memory_mib, app_sum.memory_mib);
+  apply_dialect_requests(doc, obj, facts, p);
+  pd.labels = std::move(facts.labels);
   return pd;
 }
 
@@ -385,10 +487,12 @@ NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
   n.name = doc.scalar(get(meta, "name"), "metadata.name");
   if (std::string problem = node_name_problem(n.name); !problem.empty())
     doc.fail(get(meta, "name"), "metadata.name", problem);
+  nd.labels = string_map(doc, doc.map_at(meta, "labels", "metadata.labels"), "metadata.labels");
   YAML::Node ann = doc.map_at(meta, "annotations", "metadata.annotations");
   if (ann) {
     auto field = [](std::string_view key) { return "metadata.annotations." + std::string(key); };
     if (YAML::Node reg = get(ann, std::string(kRegisterAnnotation))) {
+      nd.registered = true;
       try {
         n.devices = decode_registration(doc.scalar(reg, field(kRegisterAnnotation)));
       } catch (const CodecError& e) {
@@ -431,9 +535,55 @@ NodeDocument parse_node(const Doc& doc, const YAML::Node& obj) {
       };
       n.capacity.cpu_milli = read("cpu", false);
       n.capacity.memory_mib = read("memory", true);
+      if (get(alloc, "nvidia.com/gpu")) nd.allocatable_gpus = read("nvidia.com/gpu", false) / 1000;
     }
   }
   return nd;
+}
+
+// A Koordinator Device CR (scheduling.koordinator.sh/v1alpha1 Device) as
+// plain data.
+KoordinatorDeviceCr parse_device_cr(const Doc& doc, const YAML::Node& obj) {
+  KoordinatorDeviceCr cr;
+  YAML::Node meta = doc.map_at(obj, "metadata", "metadata");
+  if (!meta || !get(meta, "name")) doc.fail(obj, "metadata.name", "a Device needs the name of its node");
+  cr.name = doc.scalar(get(meta, "name"), "metadata.name");
+  cr.labels = string_map(doc, doc.map_at(meta, "labels", "metadata.labels"), "metadata.labels");
+  cr.annotations =
+      string_map(doc, doc.map_at(meta, "annotations", "metadata.annotations"), "metadata.annotations");
+  YAML::Node spec = doc.map_at(obj, "spec", "spec");
+  YAML::Node devices = get(spec, "devices");
+  if (!devices || devices.IsNull()) return cr;
+  if (!devices.IsSequence()) doc.fail(devices, "spec.devices", "must be a list");
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const YAML::Node d = devices[i];
+    const std::string where = fmt::format("spec.devices[{}].", i);
+    if (!d.IsMap()) doc.fail(d, where, "must be a mapping");
+    KoordinatorDeviceInfo info;
+    if (YAML::Node t = get(d, "type")) info.type = doc.scalar(t, where + "type");
+    if (YAML::Node id = get(d, "id")) info.uuid = doc.scalar(id, where + "id");
+    auto integer = [&](const YAML::Node& n, const std::string& field) -> int {
+      try {
+        const int64_t v = parse_quantity_integer(doc.scalar(n, field));
+        if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+          doc.fail(n, field, "out of range");
+        return static_cast<int>(v);
+      } catch (const CodecError& e) {
+        doc.fail(n, field, e.what());
+      }
+    };
+    if (YAML::Node m = get(d, "minor"); m && !m.IsNull()) info.minor = integer(m, where + "minor");
+    if (YAML::Node h = get(d, "health"); h && !h.IsNull())
+      info.health = parse_bool_annotation(doc, h, where + "health", doc.scalar(h, where + "health"));
+    info.resources = string_map(doc, doc.map_at(d, "resources", where + "resources"), where + "resources");
+    if (YAML::Node topo = doc.map_at(d, "topology", where + "topology"); topo && !topo.IsNull()) {
+      info.has_topology = true;
+      if (YAML::Node n = get(topo, "nodeID")) info.numa = integer(n, where + "topology.nodeID");
+      if (YAML::Node p = get(topo, "pcieID")) info.pcie = doc.scalar(p, where + "topology.pcieID");
+    }
+    cr.devices.push_back(std::move(info));
+  }
+  return cr;
 }
 
 }  // namespace
@@ -447,11 +597,52 @@ std::string node_name_problem(std::string_view name) {
   return {};
 }
 
-std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source) {
+std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source,
+                                      std::vector<std::string>* warnings) {
   Doc doc{source};
   std::vector<NodeDocument> out;
-  for (const auto& obj : load_documents(text, source))
-    if (kind_of(obj) == "Node") out.push_back(parse_node(doc, obj));
+  std::vector<std::pair<KoordinatorDeviceCr, YAML::Node>> device_crs;
+  for (const auto& obj : load_documents(text, source)) {
+    const std::string kind = kind_of(obj);
+    if (kind == "Node") out.push_back(parse_node(doc, obj));
+    if (kind == "Device") device_crs.emplace_back(parse_device_cr(doc, obj), obj);
+  }
+  std::vector<std::string> ignored;
+  std::vector<std::string>& warn = warnings ? *warnings : ignored;
+  for (auto& [cr, obj] : device_crs) {
+    auto node =
+        std::find_if(out.begin(), out.end(), [&](const NodeDocument& n) { return n.node.name == cr.name; });
+    if (node == out.end()) {
+      warn.push_back(fmt::format("{}:{}: Device '{}' names no Node in the list: not counted", source,
+                                 line_of(obj), cr.name));
+      continue;
+    }
+    if (node->registered) continue;  // HAMi's registration is read first
+    try {
+      apply_koordinator_device_cr(node->node, node->labels, cr, warn);
+    } catch (const CodecError& e) {
+      doc.fail(obj, "spec.devices", e.what());
+    }
+    node->node.cards_from = Dialect::Koordinator;
+  }
+  for (auto& n : out) {
+    if (n.registered || n.node.cards_from == Dialect::Koordinator) continue;
+    // KAI reads a node's GPUs from GPU feature discovery's labels; without
+    // its memory label the node keeps no cards, as before.
+    if (!n.labels.contains(kGfdGpuMemory)) {
+      if (n.allocatable_gpus.value_or(0) > 0 || n.labels.contains(kGfdGpuCount))
+        warn.push_back(
+            fmt::format("{}:{}: node '{}' has GPUs but neither HAMi's registration, a Device nor the {} "
+                        "label: no card counted",
+                        source, n.line, n.node.name, kGfdGpuMemory));
+      continue;
+    }
+    try {
+      if (apply_kai_gpu_labels(n.node, n.labels, n.allocatable_gpus)) n.node.cards_from = Dialect::Kai;
+    } catch (const CodecError& e) {
+      throw InputError(source, n.line, "metadata.labels", e.what());
+    }
+  }
   return out;
 }
 

@@ -80,6 +80,10 @@ class Scheduler {
   // With a policy that keys its own node state, that key must match too.
   size_t first_with_state(const Cluster& cluster, size_t id, const Policy& policy);
   void clear_seen_states(const Cluster& cluster);
+  // Node id -> its place in name order (ties_by_name policies), per epoch.
+  const std::vector<uint32_t>& name_ranks(const Cluster& cluster);
+  std::vector<uint32_t> name_rank_;
+  uint64_t name_epoch_ = 0;
 
   FitScratch scratch_;
   std::vector<int> cards_;   // a share's fitting cards

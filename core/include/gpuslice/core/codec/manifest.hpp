@@ -3,10 +3,13 @@
 // say where they run. Errors carry the line and field.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "gpuslice/core/codec/object_facts.hpp"
+#include "gpuslice/core/dialect.hpp"
 #include "gpuslice/core/model.hpp"
 #include "gpuslice/core/request.hpp"
 
@@ -43,6 +46,11 @@ struct PodDocument {
   // ("45m", "2h30m", "3600" seconds), read by the simulator's snapshots.
   std::string expected_duration;
   int expected_duration_line = 0;
+  // Koordinator's and KAI's marks of a placed pod (docs/dialects.md).
+  StringMap labels;                   // metadata.labels (KAI's runai-gpu-group)
+  std::string koordinator_allocated;  // scheduling.koordinator.sh/device-allocated
+  int koordinator_allocated_line = 0;
+  std::string kai_reserved_gpu;  // run.ai/reserve_for_gpu_index (KAI's reservation pods)
   // HAMi drops Succeeded and Failed pods (k8sutil.IsPodInTerminatedState):
   // what they held is free again.
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
@@ -51,7 +59,10 @@ struct PodDocument {
 struct NodeDocument {
   Node node;
   int line = 0;
-  bool unschedulable = false;  // spec.unschedulable (kubectl cordon)
+  bool unschedulable = false;               // spec.unschedulable (kubectl cordon)
+  StringMap labels;                         // metadata.labels
+  std::optional<int64_t> allocatable_gpus;  // status.allocatable nvidia.com/gpu
+  bool registered = false;                  // HAMi's registration annotation was there
 };
 
 // The simulator's own pod annotation: expected run time once placed.
@@ -63,8 +74,13 @@ inline constexpr std::string_view kExpectedDurationAnnotation = "gpuslice.io/exp
 std::string node_name_problem(std::string_view name);
 
 // Multi-document YAML, a v1 List, or a single object. `source` names the
-// file in errors. Documents of other kinds are skipped.
-std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source);
+// file in errors. Documents of other kinds are skipped. A node's cards come
+// from HAMi's registration annotation, else from a Koordinator Device CR of
+// the node's name in the same text, else from KAI's GPU labels
+// (nvidia.com/gpu.count, nvidia.com/gpu.memory); `warnings` gets what was
+// rounded or left without a node.
+std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source,
+                                      std::vector<std::string>* warnings = nullptr);
 std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
                                     const RequestDefaults& defaults = {});
 
