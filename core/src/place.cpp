@@ -215,15 +215,6 @@ nlohmann::ordered_json to_json(const PlaceOutcome& o) {
       d.placed() ? nlohmann::ordered_json(o.cluster.node(*d.node).name) : nlohmann::ordered_json(nullptr);
   j["score"] = d.placed() ? d.score : 0.0;
   j["allocation"] = o.allocation_annotation;
-  j["policy"] = o.policy;
-  nlohmann::ordered_json written = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : o.annotations) written[k] = v;
-  j["annotations"] = std::move(written);
-  nlohmann::ordered_json labels = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : o.labels) labels[k] = v;
-  j["labels"] = std::move(labels);
-  j["reservation_pods"] = o.reservation_pods;
-  j["enforcement"] = o.enforcement;
   nlohmann::ordered_json failed = nlohmann::ordered_json::object();
   for (const auto& [id, refusal] : d.failed) failed[o.cluster.node(id).name] = refusal.format();
   j["failed_nodes"] = std::move(failed);
@@ -233,6 +224,16 @@ nlohmann::ordered_json to_json(const PlaceOutcome& o) {
   j["events"] = std::move(events);
   j["warnings"] = o.warnings;
   if (!o.decision.placed()) j["shortfall"] = o.shortfall;
+  // Added with the dialects (docs/dialects.md), after the keys readers know.
+  j["policy"] = o.policy;
+  nlohmann::ordered_json written = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : o.annotations) written[k] = v;
+  j["annotations"] = std::move(written);
+  nlohmann::ordered_json labels = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : o.labels) labels[k] = v;
+  j["labels"] = std::move(labels);
+  j["reservation_pods"] = o.reservation_pods;
+  j["enforcement"] = o.enforcement;
   return j;
 }
 

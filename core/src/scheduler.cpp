@@ -247,11 +247,12 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   const bool full = detail == Detail::Full;
   // Without the full report, nodes that cannot fit or that repeat an
   // earlier node's state are skipped: neither can change the choice.
-  // (Not for a policy breaking ties by name: the node kept of a state
-  // would be the first listed, not the first named.)
+  // A policy breaking ties by name has its nodes scanned in name order
+  // (below), so the node kept of a state is the first named; among given
+  // candidates (in cluster order) nothing is skipped for it.
   const bool skip_repeats = !full && (policy.score_reads_only_node_state() || policy.keys_node_state()) &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty() &&
-                            !policy.ties_by_name();
+                            !(policy.ties_by_name() && among);
   const bool cache_scores = !full && policy.score_changes_only_with_node() &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty() &&
                             !policy.ties_by_name();
@@ -288,6 +289,13 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       candidate_.containers.resize(pod.container_count());
       for (auto& grants : candidate_.containers) grants.clear();
     } else {
+      if (device_fit && !allocation && !refusal) {
+        // A dialect's fit answers yes or no without building the grants;
+        // its score reads the node, not them.
+        if (!device_fit->fits(view, pod)) return false;
+        score = policy.score(view, pod, no_grants_);
+        return true;
+      }
       FitResult fit = device_fit ? device_fit->fit(view, pod) : fit_pod(view, pod, gpu, scratch_);
       if (!fit.fits) {
         if (refusal) *refusal = fit.refusal;
@@ -426,18 +434,22 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       evaluate(cluster.view(best.node), again, &best.allocation, nullptr);
     }
   } else {
-    for (size_t id = 0; id < cluster.size(); ++id) {
+    // A dialect's grants are built for the chosen node only (below).
+    const bool grants_later = device_fit != nullptr;
+    for (size_t k = 0; k < cluster.size(); ++k) {
+      const size_t id = by_name ? name_order_[k] : k;
       const NodeView view = cluster.view(id);
       if (!full && !may_fit(policy, view, pod)) continue;
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       NodeScore score;
       PodAllocation allocation;
       Refusal refusal;
-      if (evaluate(view, score, &allocation, full ? &refusal : nullptr))
+      if (evaluate(view, score, grants_later ? nullptr : &allocation, full ? &refusal : nullptr))
         consider(id, score, allocation);
       else if (full)
         decision.failed.emplace_back(id, refusal);
     }
+    if (grants_later && best.found) best.allocation = device_fit->fit(cluster.view(best.node), pod).allocation;
   }
 
   if (best.found) {
@@ -471,6 +483,7 @@ const std::vector<uint32_t>& Scheduler::name_ranks(const Cluster& cluster) {
               [&](uint32_t a, uint32_t b) { return cluster.node(a).name < cluster.node(b).name; });
     name_rank_.assign(cluster.size(), 0);
     for (size_t r = 0; r < ids.size(); ++r) name_rank_[ids[r]] = static_cast<uint32_t>(r);
+    name_order_ = std::move(ids);
     name_epoch_ = cluster.epoch();
   }
   return name_rank_;

@@ -462,12 +462,19 @@ class Run {
   };
 
   // Typical pods are counted over the trace itself, not the study's extra draws.
+  // The typical pods FGD and the fragmentation measure fit with HAMi's
+  // rules: the workload in HAMi's terms (pods HAMi cannot say are left out),
+  // whatever dialect the run's policy reads.
   static std::vector<core::TypicalPod> trace_typical_pods(const Workload& w) {
+    const TranslatedWorkload hami = translate_workload(w, core::Dialect::Hami);
+    const Workload& form = hami.copied ? hami.copy : w;
     std::vector<size_t> counted;
-    for (size_t i = 0; i < w.size(); ++i)
-      if (!w[i].resampled && (!w[i].running_on || w[i].request.wants_devices())) counted.push_back(i);
+    for (size_t i = 0; i < form.size(); ++i)
+      if (!form[i].resampled && (!form[i].running_on || form[i].request.wants_devices()) &&
+          (hami.problems.empty() || hami.problems[i].empty()))
+        counted.push_back(i);
     return core::typical_pods(counted.size(),
-                              [&](size_t i) -> const core::PodRequest& { return w[counted[i]].request; });
+                              [&](size_t i) -> const core::PodRequest& { return form[counted[i]].request; });
   }
 
   TranslatedWorkload translated_;

@@ -103,6 +103,8 @@ class DeviceFit {
  public:
   virtual ~DeviceFit() = default;
   virtual FitResult fit(const NodeView& node, const PodRequest& pod) = 0;
+  // Whether fit would place the pod, without building grants or reasons.
+  virtual bool fits(const NodeView& node, const PodRequest& pod) { return fit(node, pod).fits; }
   // A cheap necessary condition for fit (false: fit refuses); lets the
   // scheduler skip full nodes without building an allocation.
   virtual bool may_fit(const NodeView&, const PodRequest&) { return true; }
@@ -151,8 +153,9 @@ class Policy {
   //   per (request shape, node) between placements.
   virtual bool score_changes_only_with_node() const { return score_reads_only_node_state(); }
   // Equal ranks go to the node whose name sorts first (KAI) instead of the
-  // node listed first. Such a policy must not claim the two above: the
-  // scheduler scans its nodes and compares names.
+  // node listed first. The scheduler then scans nodes in name order (a node
+  // repeating an earlier node's state is skipped only there) and keeps no
+  // scores between placements for it.
   virtual bool ties_by_name() const { return false; }
 
   // The optional parts (nullptr: the policy has none).

@@ -83,7 +83,9 @@ class Scheduler {
   // Node id -> its place in name order (ties_by_name policies), per epoch.
   const std::vector<uint32_t>& name_ranks(const Cluster& cluster);
   std::vector<uint32_t> name_rank_;
+  std::vector<uint32_t> name_order_;  // node ids by name
   uint64_t name_epoch_ = 0;
+  const PodAllocation no_grants_;  // what a dialect's score is handed before the grants exist
 
   FitScratch scratch_;
   std::vector<int> cards_;   // a share's fitting cards

@@ -58,6 +58,13 @@ static bool held_whole(const Device& d, const DeviceUsage& u) {
 
 KaiNode kai_node(const NodeView& node) {
   KaiNode k;
+  kai_node(node, k);
+  return k;
+}
+
+void kai_node(const NodeView& node, KaiNode& k) {
+  k.gpus = k.idle = 0;
+  k.groups.clear();
   k.gpu_memory = kai_gpu_memory(*node.node);
   for (size_t i = 0; i < node.device_count(); ++i) {
     const Device& d = node.device(i);
@@ -69,7 +76,6 @@ KaiNode kai_node(const NodeView& node) {
     else if (!held_whole(d, u))
       k.groups.push_back({static_cast<int>(i), u.memory_mib});
   }
-  return k;
 }
 
 }  // namespace gpuslice::core

@@ -85,9 +85,9 @@ void KaiPolicy::begin_pod(const Cluster& cluster, const PodRequest& pod) {
       overall = h.overall;
       free = h.cpu;
     } else {
-      const KaiNode k = kai_node(view);
-      overall = k.gpus;
-      free = k.idle;
+      kai_node(view, node_);
+      overall = node_.gpus;
+      free = node_.idle;
     }
     if (overall == 0) continue;
     min_free_ = std::min(min_free_, free);
@@ -95,32 +95,40 @@ void KaiPolicy::begin_pod(const Cluster& cluster, const PodRequest& pod) {
   }
 }
 
+bool KaiPolicy::takes(const NodeView& node, const PodRequest& pod, const KaiRequirement& r, const KaiNode& k) {
+  fitting_.clear();
+  if (host_shortfall(node, pod).any()) return false;
+  const int64_t memory = kai_memory_per_device(r, k.gpu_memory);
+  switch (r.kind) {
+    case KaiRequirement::Kind::CpuOnly:
+      return true;
+    case KaiRequirement::Kind::Regular:
+      return r.count <= k.idle;
+    case KaiRequirement::Kind::Fraction:
+    case KaiRequirement::Kind::Memory:
+      for (const auto& g : k.groups)
+        if (fits_group(g, k.gpu_memory, memory)) fitting_.push_back(&g);
+      return valid_portion(r, k.gpu_memory) &&
+             k.idle + std::min<int>(static_cast<int>(fitting_.size()), r.count) >= r.count;
+  }
+  return false;
+}
+
+bool KaiPolicy::fits(const NodeView& node, const PodRequest& pod) {
+  kai_node(node, node_);
+  return takes(node, pod, kai_requirement(pod), node_);
+}
+
 FitResult KaiPolicy::fit(const NodeView& node, const PodRequest& pod) {
   FitResult result;
   result.allocation.containers.assign(pod.container_count(), {});
   result.allocation.init_count = pod.init_containers.size();
   const KaiRequirement r = kai_requirement(pod);
-  const KaiNode k = kai_node(node);
+  kai_node(node, node_);
+  const KaiNode& k = node_;
   const int64_t memory = kai_memory_per_device(r, k.gpu_memory);
   const HostShortfall host = host_shortfall(node, pod);
-
-  bool gpus_fit = true;
-  std::vector<const KaiNode::Group*> fitting;
-  switch (r.kind) {
-    case KaiRequirement::Kind::CpuOnly:
-      break;
-    case KaiRequirement::Kind::Regular:
-      gpus_fit = r.count <= k.idle;
-      break;
-    case KaiRequirement::Kind::Fraction:
-    case KaiRequirement::Kind::Memory:
-      for (const auto& g : k.groups)
-        if (fits_group(g, k.gpu_memory, memory)) fitting.push_back(&g);
-      gpus_fit = valid_portion(r, k.gpu_memory) &&
-                 k.idle + std::min<int>(static_cast<int>(fitting.size()), r.count) >= r.count;
-      break;
-  }
-  if (host.any() || !gpus_fit) {
+  if (!takes(node, pod, r, k)) {
     // What FittingError would say, in its order.
     if (requested_gpus(r, k.gpu_memory) > k.idle) result.refusal.add_node_wide(Reason::KaiNotEnoughGpus);
     if (r.kind == KaiRequirement::Kind::Memory && r.memory_mib > k.gpu_memory)
@@ -157,7 +165,7 @@ FitResult KaiPolicy::fit(const NodeView& node, const PodRequest& pod) {
   };
   std::vector<Entry> entries;
   const double gm = static_cast<double>(k.gpu_memory);
-  for (const auto* g : fitting) {
+  for (const auto* g : fitting_) {
     const double used = static_cast<double>(g->used_mib) / gm;
     entries.push_back({spread_ ? 1 - used : used, g->position});
   }
@@ -176,17 +184,18 @@ FitResult KaiPolicy::fit(const NodeView& node, const PodRequest& pod) {
 bool KaiPolicy::may_fit(const NodeView& node, const PodRequest& pod) {
   if (host_shortfall(node, pod).any()) return false;
   const KaiRequirement r = kai_requirement(pod);
-  if (r.kind == KaiRequirement::Kind::CpuOnly) return true;
+  if (r.kind != KaiRequirement::Kind::Regular) return true;
   int idle = 0;
   for (size_t i = 0; i < node.device_count(); ++i)
     if (node.device(i).healthy && node.usage[i].slots == 0) ++idle;
-  return r.kind != KaiRequirement::Kind::Regular || idle >= r.count;
+  return idle >= r.count;
 }
 
 NodeScore KaiPolicy::score(const NodeView& node, const PodRequest& pod, const PodAllocation&) {
   const KaiRequirement r = kai_requirement(pod);
   const bool cpu_only = r.kind == KaiRequirement::Kind::CpuOnly;
-  const KaiNode k = kai_node(node);
+  kai_node(node, node_);
+  const KaiNode& k = node_;
   double s = kAvailability;  // the pod fits on idle resources (nothing releases)
   if (cpu_only && k.gpus == 0) s += kResourceType;
   if (!spread_) {

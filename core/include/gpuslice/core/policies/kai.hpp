@@ -44,6 +44,8 @@ struct KaiNode {
   std::vector<Group> groups;  // by card position
 };
 KaiNode kai_node(const NodeView& node);
+// The same into `out`, reusing its storage (the policy's hot path).
+void kai_node(const NodeView& node, KaiNode& out);
 // MemoryOfEveryGpuOnNode for a node of these cards: the least healthy card's
 // memory floored to a multiple of 100 (KAI assumes one GPU memory per node).
 int64_t kai_gpu_memory(const Node& node);
@@ -59,18 +61,28 @@ class KaiPolicy final : public Policy, public DeviceFit {
   // GPUs (CPU for CPU-only pods) that binpack scores against.
   void begin_pod(const Cluster& cluster, const PodRequest& pod) override;
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override;
-  // KAI orders equal scores by node name (sortNodesByName).
+  // KAI orders equal scores by node name (sortNodesByName). Within one
+  // placement nodes in one state score alike; between placements binpack's
+  // scores move with the fleet's range, so none are kept.
   bool ties_by_name() const override { return true; }
+  bool score_reads_only_node_state() const override { return true; }
+  bool score_changes_only_with_node() const override { return false; }
   DeviceFit* device_fit() override { return this; }
 
   FitResult fit(const NodeView& node, const PodRequest& pod) override;
+  bool fits(const NodeView& node, const PodRequest& pod) override;
   bool may_fit(const NodeView& node, const PodRequest& pod) override;
   std::string over_capacity(const NodeView& node) const override;
 
  private:
+  // Whether the node takes the pod (nodes: its KAI view), and the groups
+  // that fit a share into fitting_.
+  bool takes(const NodeView& node, const PodRequest& pod, const KaiRequirement& r, const KaiNode& k);
   std::string name_;
   bool spread_ = false;
   double min_free_ = 0, max_free_ = 0;  // this pod's pre-order range
+  KaiNode node_;                         // scratch
+  std::vector<const KaiNode::Group*> fitting_;
 };
 
 void register_kai_policies();
