@@ -10,19 +10,25 @@ namespace gpuslice::cli {
 
 namespace {
 struct PlaceArgs {
-  std::string nodes, pod, existing, node_policy, gpu_policy;
+  std::string nodes, pod, existing, node_policy, gpu_policy, policy;
   bool json = false;
 };
 }  // namespace
 
 void register_place_command(CLI::App& app) {
   auto args = std::make_shared<PlaceArgs>();
-  auto* cmd =
-      app.add_subcommand("place", "Place one pod on a fleet of HAMi nodes, as HAMi's scheduler would");
-  cmd->add_option("--nodes", args->nodes, "Node manifests (YAML, multi-document or a v1 List)")->required();
+  auto* cmd = app.add_subcommand(
+      "place", "Place one pod on a fleet, as HAMi's (or Koordinator's, KAI's) scheduler would");
+  cmd->add_option("--nodes", args->nodes,
+                  "Node manifests (YAML, multi-document or a v1 List), with Koordinator Device CRs if any")
+      ->required();
   cmd->add_option("--pod", args->pod, "the Pod to place, as a user writes it")->required();
-  cmd->add_option("--existing", args->existing,
-                  "already placed Pods (hami.io/vgpu-node + vgpu-devices-allocated)");
+  cmd->add_option(
+      "--existing", args->existing,
+      "already placed Pods (HAMi's, Koordinator's device-allocated, KAI's GPU groups and reservation pods)");
+  cmd->add_option("--policy", args->policy,
+                  "a registered policy: hami (default), koordinator, koordinator-most, koordinator-fixed, "
+                  "koordinator-most-fixed, kai-binpack, kai-spread, ... (docs/dialects.md)");
   cmd->add_option("--node-policy", args->node_policy,
                   "binpack | spread (default: the pod's annotation, then binpack)");
   cmd->add_option(
@@ -37,6 +43,7 @@ void register_place_command(CLI::App& app) {
     if (!args->existing.empty()) req.existing = core::TextInput{read_file(args->existing), args->existing};
     if (!args->node_policy.empty()) req.node_policy = args->node_policy;
     if (!args->gpu_policy.empty()) req.gpu_policy = args->gpu_policy;
+    if (!args->policy.empty()) req.policy = args->policy;
     auto outcome = core::place(req);
     for (const auto& w : outcome.warnings) std::cerr << "warning: " << w << "\n";
     if (args->json)

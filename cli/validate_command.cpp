@@ -59,19 +59,29 @@ std::string check_file(const std::string& path) {
 #endif
   }
   // Kubernetes objects through the one reader (a dump may be large); a file
-  // without any may be a scenario, a small hand-written file.
-  size_t nodes = 0, pods = 0;
+  // without any may be a scenario, a small hand-written file. Nodes are
+  // completed as a snapshot completes them (a Koordinator Device's cards,
+  // KAI's GPU labels), so what simulate would refuse is refused here.
+  std::vector<core::codec::NodeDocument> nodes;
+  std::vector<core::codec::DeviceDocument> devices;
+  size_t pods = 0;
   core::codec::read_kube_objects(core::codec::KubeText::from_string(text, path),
                                  [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
                                    if (const auto* n = std::get_if<core::codec::NodeObject>(&object)) {
-                                     core::codec::hami_node(*n, context);
-                                     ++nodes;
+                                     nodes.push_back(core::codec::node_document(*n, context));
                                    } else if (const auto* p = std::get_if<core::codec::PodObject>(&object)) {
-                                     core::codec::hami_pod(*p, context);
+                                     core::codec::pod_document(*p, context);
                                      ++pods;
+                                   } else if (const auto* d = std::get_if<core::codec::DeviceObject>(&object)) {
+                                     devices.push_back(core::codec::device_document(*d, context));
                                    }
                                  });
-  if (nodes > 0 || pods > 0) return fmt::format("manifests, {} nodes, {} pods", nodes, pods);
+  std::vector<std::string> warnings;
+  core::codec::complete_dialect_nodes(nodes, devices, path, warnings);
+  for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
+  if (!nodes.empty() || pods > 0)
+    return fmt::format("manifests, {} nodes, {} pods{}", nodes.size(), pods,
+                       devices.empty() ? "" : fmt::format(", {} Koordinator Devices", devices.size()));
   const auto docs = core::codec::load_yaml_documents(text, path);
   const YAML::Node* root = nullptr;
   for (const auto& d : docs)

@@ -13,3 +13,5 @@ find_package(Threads REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBYAML REQUIRED IMPORTED_TARGET yaml-0.1)
+# SHA-256 for the names of KAI's reservation pods (core/src/codec/kai.cpp).
+find_package(OpenSSL REQUIRED)

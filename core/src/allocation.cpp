@@ -4,7 +4,19 @@
 
 namespace gpuslice::core {
 
-std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation) {
+int32_t memory_ratio_of(int64_t bytes, int64_t card_bytes) {
+  if (card_bytes <= 0) return 0;
+  return static_cast<int32_t>(static_cast<double>(bytes) / static_cast<double>(card_bytes) * 100);
+}
+
+std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation,
+                                            std::span<const Device> devices) {
+  auto ratio_of = [&](const DeviceGrant& g) -> int32_t {
+    if (g.memory_ratio != kRatioFromMemory) return g.memory_ratio;
+    if (g.device < 0 || static_cast<size_t>(g.device) >= devices.size()) return 0;
+    return memory_ratio_of(g.memory_bytes(),
+                           devices[static_cast<size_t>(g.device)].memory_mib * DeviceUsage::kMiB);
+  };
   std::vector<DeviceCharge> init_peak, app_sum;
   auto slot_of = [](std::vector<DeviceCharge>& list, int device) -> DeviceUsage& {
     for (auto& c : list)
@@ -18,13 +30,19 @@ std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation) {
         // Init containers run one after another: one slot, the largest demand.
         auto& u = slot_of(init_peak, g.device);
         u.slots = 1;
-        u.memory_mib = std::max(u.memory_mib, g.memory_mib);
+        if (g.memory_bytes() > u.memory_bytes()) {
+          u.memory_mib = g.memory_mib;
+          u.memory_sub_mib = g.memory_sub_mib;
+        }
         u.cores = std::max(u.cores, g.cores);
+        u.memory_ratio = std::max(u.memory_ratio, ratio_of(g));
       } else {
         auto& u = slot_of(app_sum, g.device);
         u.slots += 1;
         u.memory_mib += g.memory_mib;
+        u.memory_sub_mib += g.memory_sub_mib;
         u.cores += g.cores;
+        u.memory_ratio += ratio_of(g);
       }
     }
   }
@@ -32,8 +50,12 @@ std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation) {
   for (const auto& p : init_peak) {
     auto& u = slot_of(out, p.device);
     u.slots = std::max(u.slots, p.usage.slots);
-    u.memory_mib = std::max(u.memory_mib, p.usage.memory_mib);
+    if (p.usage.memory_bytes() > u.memory_bytes()) {
+      u.memory_mib = p.usage.memory_mib;
+      u.memory_sub_mib = p.usage.memory_sub_mib;
+    }
     u.cores = std::max(u.cores, p.usage.cores);
+    u.memory_ratio = std::max(u.memory_ratio, p.usage.memory_ratio);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.device < b.device; });
   return out;

@@ -18,10 +18,14 @@ uint64_t Cluster::next_epoch() {
 namespace {
 // Everything about a node that fit and scoring read, except names and UUIDs.
 std::string shape_key(const Node& n) {
-  std::string key = fmt::format("{}|{}|{}|", n.model, n.capacity.cpu_milli, n.capacity.memory_mib);
+  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|", n.model, n.capacity.cpu_milli, n.capacity.memory_mib,
+                                n.gpu_isolation_provider, n.gpu_partition_honor, static_cast<int>(n.cards_from));
   for (const auto& d : n.devices)
-    key += fmt::format("{}/{}/{}/{}/{}/{}/{}/{};", d.type, d.vendor, d.slots, d.memory_mib, d.cores, d.numa,
-                       d.mode, d.healthy);
+    key += fmt::format("{}/{}/{}/{}/{}/{}/{}/{}/{}/{};", d.type, d.vendor, d.slots, d.memory_mib, d.cores,
+                       d.numa, d.pcie, d.mode, d.healthy, d.index);
+  for (const auto& p : n.gpu_partitions)
+    key += fmt::format("p{}/{}/{};", fmt::join(p.minors, ","), p.allocation_score,
+                       p.ring_bus_bandwidth.value_or(-1));
   for (const auto& row : n.topology) key += fmt::format("{},", fmt::join(row, " "));
   return key;
 }
@@ -116,7 +120,7 @@ void Cluster::clear_usage() {
 
 void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResources& host, int sign) {
   const auto& node = nodes_[id];
-  auto charges = effective_charges(allocation);
+  auto charges = effective_charges(allocation, node.devices);
   for (const auto& c : charges) {
     if (c.device < 0 || static_cast<size_t>(c.device) >= node.devices.size())
       throw std::logic_error(fmt::format("allocation names card {} of node '{}' which has {}", c.device,
@@ -127,7 +131,8 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
     // Validate the whole release first so a bad call leaves usage untouched.
     for (const auto& c : charges) {
       const auto& u = base[c.device];
-      if (u.slots < c.usage.slots || u.memory_mib < c.usage.memory_mib || u.cores < c.usage.cores)
+      if (u.slots < c.usage.slots || u.memory_mib < c.usage.memory_mib || u.cores < c.usage.cores ||
+          u.memory_ratio < c.usage.memory_ratio || u.memory_bytes() < c.usage.memory_bytes())
         throw std::logic_error(
             fmt::format("release of more than is held on node '{}' card {}", node.name, c.device));
     }
@@ -139,6 +144,8 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
     u.slots += sign * c.usage.slots;
     u.memory_mib += sign * c.usage.memory_mib;
     u.cores += sign * c.usage.cores;
+    u.memory_ratio += sign * c.usage.memory_ratio;
+    u.memory_sub_mib += sign * c.usage.memory_sub_mib;
   }
   host_used_[id].cpu_milli += sign * host.cpu_milli;
   host_used_[id].memory_mib += sign * host.memory_mib;

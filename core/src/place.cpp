@@ -6,12 +6,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "codec/fields.hpp"
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/kai.hpp"
+#include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/translate.hpp"
 
 namespace gpuslice::core {
 
@@ -34,10 +38,11 @@ void check_policy_flag(const std::optional<std::string>& value, const char* flag
 // Filter's delPod does.
 void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::RequestDefaults& defaults) {
   const auto docs = codec::parse_pods(input.text, input.source, defaults);
-  for (const PlacedPod& p : read_placed_pods(out.cluster, docs, input.source, out.pod.uid, out.warnings)) {
-    if (p.role == PlacedRole::BoundOnly)
+  for (const PlacedPod& p :
+       read_placed_pods(out.cluster, docs, input.source, out.pod.uid, out.warnings, &out.kai_groups)) {
+    if (p.role == PlacedRole::BoundOnly || p.role == PlacedRole::KaiReservation)
       out.cluster.charge(p.node, PodAllocation{}, docs[p.doc].request.host);
-    else if (p.role == PlacedRole::Hami)
+    else if (p.holds())
       out.cluster.charge(p.node, p.allocation, docs[p.doc].request.host);
   }
 }
@@ -49,13 +54,14 @@ void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::Req
 std::optional<Holding> holding_of(const Cluster& cluster, const codec::PodDocument& doc,
                                   const std::string& source, std::vector<std::string>& warnings) {
   const PlacedPod p = read_placed_pods(cluster, {doc}, source, {}, warnings).front();
-  if (p.role == PlacedRole::BoundOnly) return Holding{p.node, PodAllocation{}, doc.request.host};
-  if (p.role == PlacedRole::Hami) return Holding{p.node, p.allocation, doc.request.host};
+  if (p.role == PlacedRole::BoundOnly || p.role == PlacedRole::KaiReservation)
+    return Holding{p.node, PodAllocation{}, doc.request.host};
+  if (p.holds()) return Holding{p.node, p.allocation, doc.request.host};
   return std::nullopt;
 }
 
-Cluster cluster_of_nodes(const TextInput& input) {
-  auto nodes = codec::parse_nodes(input.text, input.source);
+Cluster cluster_of_nodes(const TextInput& input, std::vector<std::string>* warnings) {
+  auto nodes = codec::parse_nodes(input.text, input.source, warnings);
   if (nodes.empty()) throw InputError(input.source, 0, "kind", "no Node objects found");
   Cluster cluster;
   for (auto& n : nodes) {
@@ -67,18 +73,20 @@ Cluster cluster_of_nodes(const TextInput& input) {
   return cluster;
 }
 
-PlaceOutcome place(const PlaceRequest& request) {
-  check_policy_flag(request.node_policy, "--node-policy", true);
-  check_policy_flag(request.gpu_policy, "--gpu-policy", false);
-  PlaceOutcome out;
-  out.cluster = cluster_of_nodes(request.nodes);
-  auto pods = codec::parse_pods(request.pod.text, request.pod.source, request.defaults);
-  if (pods.size() != 1)
-    throw InputError(request.pod.source, pods.empty() ? 0 : pods[1].line, "kind",
-                     fmt::format("expected exactly one Pod, found {}", pods.size()));
-  out.pod = std::move(pods.front().request);
-  if (request.existing) charge_existing(out, *request.existing, request.defaults);
+namespace {
 
+// HAMi's policy steered by the flags, or the registered policy named.
+std::unique_ptr<Policy> policy_for(const PlaceRequest& request) {
+  if (request.policy && *request.policy != "hami") {
+    if (std::string problem = policy_name_problem(*request.policy); !problem.empty())
+      throw InputError("command line", 0, "--policy", problem);
+    if (request.node_policy)
+      throw InputError("command line", 0, "--node-policy",
+                       "steers HAMi's policy only; leave out --policy or --node-policy");
+    PolicyArgs args;
+    if (request.gpu_policy) args.gpu_policy = *request.gpu_policy;
+    return make_policy(*request.policy, args);
+  }
   HamiPolicyConfig cfg;
   if (request.node_policy) {
     cfg.node_policy = *request.node_policy;
@@ -88,13 +96,66 @@ PlaceOutcome place(const PlaceRequest& request) {
     cfg.gpu_policy = *request.gpu_policy;
     cfg.override_pod_gpu_policy = true;
   }
-  HamiPolicy policy(cfg);
+  return std::make_unique<HamiPolicy>(cfg);
+}
+
+// What the deciding scheduler writes on the pod it placed.
+void record_binding(PlaceOutcome& out, Dialect dialect) {
+  const Node& node = out.cluster.node(*out.decision.node);
+  const PodAllocation& a = out.decision.allocation;
+  switch (dialect) {
+    case Dialect::Hami:
+      out.allocation_annotation = codec::encode_allocation(a, node);
+      out.annotations = {{std::string(codec::kAllocatedAnnotation), out.allocation_annotation}};
+      break;
+    case Dialect::Koordinator:
+      if (a.empty()) break;
+      out.allocation_annotation = codec::encode_device_allocated(a, node);
+      out.annotations = {{std::string(codec::kKoordDeviceAllocated), out.allocation_annotation}};
+      out.enforcement = out.pod.gpu_isolation_provider == "HAMi-core"
+                            ? "HAMi-core caps the container's memory and compute "
+                              "(koordinator.sh/gpu-isolation-provider: HAMi-core)"
+                            : "no isolation: Koordinator caps shares only with "
+                              "koordinator.sh/gpu-isolation-provider: HAMi-core";
+      break;
+    case Dialect::Kai: {
+      const auto groups = out.kai_groups.find(*out.decision.node);
+      const auto b = codec::kai_binding(
+          node, out.pod, a, groups == out.kai_groups.end() ? std::map<int, std::string>{} : groups->second);
+      if (b.received_type.empty()) break;
+      out.labels = b.labels;
+      out.annotations = {{std::string(codec::kKaiReceivedType), b.received_type}};
+      out.reservation_pods = b.reservation_pods;
+      out.enforcement = "KAI enforces nothing by default: no memory cap, the pods time-slice the GPU";
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+PlaceOutcome place(const PlaceRequest& request) {
+  check_policy_flag(request.node_policy, "--node-policy", true);
+  check_policy_flag(request.gpu_policy, "--gpu-policy", false);
+  auto policy = policy_for(request);
+  PlaceOutcome out;
+  out.policy = request.policy.value_or("hami");
+  out.cluster = cluster_of_nodes(request.nodes, &out.warnings);
+  auto pods = codec::parse_pods(request.pod.text, request.pod.source, request.defaults);
+  if (pods.size() != 1)
+    throw InputError(request.pod.source, pods.empty() ? 0 : pods[1].line, "kind",
+                     fmt::format("expected exactly one Pod, found {}", pods.size()));
+  out.pod = std::move(pods.front().request);
+  if (auto problem = translate(out.pod, policy->dialect()))
+    throw InputError(request.pod.source, pods.front().line, problem->field,
+                     fmt::format("cannot be said to {}: {}", out.policy, problem->why));
+  if (request.existing) charge_existing(out, *request.existing, request.defaults);
+
   Scheduler scheduler;
-  out.decision = scheduler.place(out.cluster, out.pod, policy, Detail::Full);
+  out.decision = scheduler.place(out.cluster, out.pod, *policy, Detail::Full);
   if (out.decision.placed())
-    out.allocation_annotation =
-        codec::encode_allocation(out.decision.allocation, out.cluster.node(*out.decision.node));
-  else
+    record_binding(out, policy->dialect());
+  else if (policy->dialect() == Dialect::Hami)  // shortfall() measures in HAMi's terms
     out.shortfall = shortfall(out.cluster, out.pod);
   return out;
 }
@@ -184,6 +245,16 @@ nlohmann::ordered_json to_json(const PlaceOutcome& o) {
   j["events"] = std::move(events);
   j["warnings"] = o.warnings;
   if (!o.decision.placed()) j["shortfall"] = o.shortfall;
+  // Added with the dialects (docs/dialects.md), after the keys readers know.
+  j["policy"] = o.policy;
+  nlohmann::ordered_json written = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : o.annotations) written[k] = v;
+  j["annotations"] = std::move(written);
+  nlohmann::ordered_json labels = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : o.labels) labels[k] = v;
+  j["labels"] = std::move(labels);
+  j["reservation_pods"] = o.reservation_pods;
+  j["enforcement"] = o.enforcement;
   return j;
 }
 
@@ -216,7 +287,14 @@ std::string to_text(const PlaceOutcome& o) {
                            dev.memory_mib, g.cores);
       }
     }
-    out += fmt::format("  annotation hami.io/vgpu-devices-allocated: {}\n", o.allocation_annotation);
+    for (const auto& [k, v] : o.annotations) out += fmt::format("  annotation {}: {}\n", k, v);
+    for (const auto& [k, v] : o.labels) out += fmt::format("  label {}: {}\n", k, v);
+    for (const auto& pod : o.reservation_pods) {
+      out += "  reservation pod:\n";
+      for (const auto& line : codec::fields::split(pod, '\n'))
+        if (!line.empty()) out += fmt::format("    {}\n", line);
+    }
+    if (!o.enforcement.empty()) out += fmt::format("  enforcement: {}\n", o.enforcement);
   } else {
     out += fmt::format("pod {}/{} fits no node\n", o.pod.ns, o.pod.name);
     if (!o.shortfall.empty()) out += fmt::format("  {}\n", o.shortfall);

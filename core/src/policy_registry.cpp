@@ -9,8 +9,10 @@
 
 namespace gpuslice::core {
 
-void register_hami_policies();      // policies/hami.cpp
-void register_research_policies();  // policies/research/register.cpp
+void register_hami_policies();         // policies/hami.cpp
+void register_research_policies();     // policies/research/register.cpp
+void register_koordinator_policies();  // policies/koordinator/policy.cpp
+void register_kai_policies();          // policies/kai/policy.cpp
 
 namespace {
 std::map<std::string, PolicyFactory, std::less<>>& registry() {
@@ -24,6 +26,8 @@ void ensure_registered() {
   std::call_once(once, [] {
     register_hami_policies();
     register_research_policies();
+    register_koordinator_policies();
+    register_kai_policies();
   });
 }
 }  // namespace

@@ -38,6 +38,26 @@ std::string_view reason_name(Reason r) {
       return "Insufficient cpu";
     case Reason::InsufficientMemory:
       return "Insufficient memory";
+    case Reason::KoordInsufficientGpuDevices:
+      return "Insufficient gpu devices";
+    case Reason::KoordInsufficientTopologyGpus:
+      return "Insufficient GPU Devices";
+    case Reason::KoordInsufficientPartitionedGpus:
+      return "Insufficient Partitioned GPU Devices";
+    case Reason::KoordMissingPartitionTable:
+      return "node(s) missing GPU Partition Table";
+    case Reason::KoordUnsupportedGpuCount:
+      return "node(s) Unsupported number of GPU requests";
+    case Reason::KoordIsolationProviderMismatch:
+      return "GPUIsolationProviderHAMICore not found on the node";
+    case Reason::KaiNotEnoughGpus:
+      return "node(s) didn't have enough resources: GPUs";
+    case Reason::KaiNotEnoughGpuMemory:
+      return "node(s) didn't have enough resources: GPU memory";
+    case Reason::KaiNotEnoughCpu:
+      return "node(s) didn't have enough resources: CPU cores";
+    case Reason::KaiNotEnoughMemory:
+      return "node(s) didn't have enough resources: memory";
     case Reason::kCount:
       break;
   }
@@ -50,7 +70,7 @@ bool ReasonTally::empty() const {
 
 bool is_node_wide(Reason r) {
   return r == Reason::NodeInsufficientDevice || r == Reason::InsufficientCpu ||
-         r == Reason::InsufficientMemory;
+         r == Reason::InsufficientMemory || r >= Reason::KoordInsufficientGpuDevices;
 }
 
 std::string Refusal::format() const {

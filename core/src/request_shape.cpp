@@ -11,7 +11,8 @@ namespace {
 
 bool same_container(const ContainerRequest& a, const ContainerRequest& b) {
   return a.count == b.count && a.memory_mib == b.memory_mib && a.memory_percent == b.memory_percent &&
-         a.cores == b.cores && a.vendor == b.vendor;
+         a.memory_bytes == b.memory_bytes && a.memory_fraction == b.memory_fraction && a.cores == b.cores &&
+         a.vendor == b.vendor;
 }
 
 bool same_containers(const std::vector<ContainerRequest>& a, const std::vector<ContainerRequest>& b) {
@@ -44,6 +45,7 @@ struct Hasher {
       add(static_cast<uint64_t>(static_cast<uint32_t>(c.count)) << 32 | static_cast<uint32_t>(c.cores));
       add(static_cast<uint64_t>(c.memory_mib));
       add(static_cast<uint64_t>(c.memory_percent));
+      add(static_cast<uint64_t>(c.memory_bytes) ^ std::bit_cast<uint64_t>(c.memory_fraction));
       add(std::string_view(c.vendor));
     }
   }
@@ -58,7 +60,8 @@ bool same_shape(const PodRequest& a, const PodRequest& b) {
          same_containers(a.init_containers, b.init_containers) && a.gpu_policy == b.gpu_policy &&
          a.node_policy == b.node_policy && sa.numa_bind == sb.numa_bind && sa.vgpu_mode == sb.vgpu_mode &&
          sa.use_types == sb.use_types && sa.nouse_types == sb.nouse_types && sa.use_uuids == sb.use_uuids &&
-         sa.nouse_uuids == sb.nouse_uuids && a.allowed_models == b.allowed_models;
+         sa.nouse_uuids == sb.nouse_uuids && a.allowed_models == b.allowed_models &&
+         a.gpu_isolation_provider == b.gpu_isolation_provider;
 }
 
 uint64_t shape_hash(const PodRequest& pod) {
@@ -80,6 +83,7 @@ uint64_t shape_hash(const PodRequest& pod) {
   h.add(static_cast<uint64_t>(pod.weights.core));
   h.add(static_cast<uint64_t>(pod.weights.memory));
   h.add(pod.allowed_models);
+  h.add(std::string_view(pod.gpu_isolation_provider));
   return h.h ^ (h.h >> 29);
 }
 

@@ -67,6 +67,12 @@ bool may_fit(const NodeView& node, const PodRequest& pod) {
   return true;
 }
 
+// may_fit for the policy's own fit, when it brings one.
+bool may_fit(Policy& policy, const NodeView& node, const PodRequest& pod) {
+  if (DeviceFit* fit = policy.device_fit()) return fit->may_fit(node, pod);
+  return may_fit(node, pod);
+}
+
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   return h * 0xff51afd7ed558ccdULL;
@@ -133,19 +139,6 @@ void Scheduler::clear_seen_states(const Cluster& cluster) {
     std::fill(refused_at_.begin(), refused_at_.end(), std::pair<uint32_t, uint32_t>{});
     seen_stamp_ = 1;
   }
-}
-
-std::span<const uint32_t> Scheduler::name_ranks(const Cluster& cluster) {
-  if (names_epoch_ != cluster.epoch() || name_rank_.size() != cluster.size()) {
-    names_epoch_ = cluster.epoch();
-    std::vector<uint32_t> order(cluster.size());
-    for (size_t id = 0; id < order.size(); ++id) order[id] = static_cast<uint32_t>(id);
-    std::sort(order.begin(), order.end(),
-              [&](uint32_t a, uint32_t b) { return cluster.node(a).name < cluster.node(b).name; });
-    name_rank_.assign(cluster.size(), 0);
-    for (size_t i = 0; i < order.size(); ++i) name_rank_[order[i]] = static_cast<uint32_t>(i);
-  }
-  return name_rank_;
 }
 
 size_t Scheduler::first_with_state(const Cluster& cluster, size_t id, const Policy& policy) {
@@ -227,7 +220,7 @@ Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t
   for (size_t id : candidates) allowed_[id] = allowed_stamp_;
   Decision decision;
   if (const KeyRanking* ranking = policy.key_ranking()) {
-    policy.begin_pod(pod);
+    policy.begin_pod(cluster, pod);
     decision = place_by_rank(cluster, pod, policy, *ranking, &allowed_);
   } else {
     // In cluster order, so a node skipped for repeating an earlier node's
@@ -243,21 +236,27 @@ Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t
 
 Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                                const std::vector<size_t>* among, size_t asked) {
-  policy.begin_pod(pod);
+  policy.begin_pod(cluster, pod);
   const KeyRanking* ranking = policy.key_ranking();
   if (!among && detail == Detail::Minimal && ranking) return place_by_rank(cluster, pod, policy, *ranking);
   Decision decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
+  DeviceFit* device_fit = policy.device_fit();
   size_t share_index = 0;
   CardChooser* chooser = policy.card_chooser();
   const ContainerRequest* share = chooser ? share_request(pod, share_index) : nullptr;
   const bool full = detail == Detail::Full;
   // Without the full report, nodes that cannot fit or that repeat an
   // earlier node's state are skipped: neither can change the choice.
+  // A policy breaking ties by name has its nodes scanned in name order
+  // (below), so the node kept of a state is the first named; among given
+  // candidates (in cluster order) nothing is skipped for it.
   const bool skip_repeats = !full && (policy.score_reads_only_node_state() || policy.keys_node_state()) &&
-                            pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
+                            pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty() &&
+                            !(policy.ties_by_name() && among);
   const bool cache_scores = !full && policy.score_changes_only_with_node() &&
-                            pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
+                            pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty() &&
+                            !policy.ties_by_name();
   clear_seen_states(cluster);
   // The full report: a node in the state of one refused earlier in this
   // scan is refused alike, as fit reads nothing of a node but its state
@@ -280,12 +279,16 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     decision.failed.emplace_back(id, std::move(refusal));
   };
 
+  // Among equal ranks the node first in the cluster wins, whatever order
+  // the candidates came in (place_by_rank breaks ties the same way), or the
+  // node whose name sorts first for a policy that says so (KAI).
+  const std::span<const uint32_t> by_name =
+      policy.ties_by_name() ? name_ranks(cluster) : std::span<const uint32_t>{};
+  auto before = [by_name](size_t a, size_t b) { return !by_name.empty() ? by_name[a] < by_name[b] : a < b; };
   Best best;
   auto consider = [&](size_t id, const NodeScore& s, const PodAllocation& a) {
     if (full) decision.fitting.push_back({id, s});
-    // Among equal ranks the node first in the cluster wins, whatever order
-    // the candidates came in (place_by_rank breaks ties the same way).
-    if (!best.found || s.rank > best.score.rank || (s.rank == best.score.rank && id < best.node)) {
+    if (!best.found || s.rank > best.score.rank || (s.rank == best.score.rank && before(id, best.node))) {
       best.found = true;
       best.node = id;
       best.score = s;
@@ -308,7 +311,14 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       candidate_.containers.resize(pod.container_count());
       for (auto& grants : candidate_.containers) grants.clear();
     } else {
-      FitResult fit = fit_pod(view, pod, gpu, scratch_);
+      if (device_fit && !allocation && !refusal) {
+        // A dialect's fit answers yes or no without building the grants;
+        // its score reads the node, not them.
+        if (!device_fit->fits(view, pod)) return false;
+        score = policy.score(view, pod, no_grants_);
+        return true;
+      }
+      FitResult fit = device_fit ? device_fit->fit(view, pod) : fit_pod(view, pod, gpu, scratch_);
       if (!fit.fits) {
         if (refusal) *refusal = fit.refusal;
         return false;
@@ -353,7 +363,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     // in cluster order (place_among), skipping what cannot change the choice.
     for (size_t id : *among) {
       const NodeView view = cluster.view(id);
-      if (!full && !may_fit(view, pod)) continue;
+      if (!full && !may_fit(policy, view, pod)) continue;
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       if (refused_alike(id)) continue;
       NodeScore score;
@@ -380,7 +390,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         c.primed = false;
       }
       for_changed_nodes(cluster, c, [&](size_t id) {
-        const bool fits = may_fit(cluster.view(id), pod);  // may fit: fit_pod decides if drawn
+        const bool fits = may_fit(policy, cluster.view(id), pod);  // may fit: fit_pod decides if drawn
         const bool member = c.member_at[id] != UINT32_MAX;
         if (fits && !member) {
           c.member_at[id] = static_cast<uint32_t>(c.members.size());
@@ -392,7 +402,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     } else {
       draw_scratch_.clear();
       for (size_t id = 0; id < cluster.size(); ++id)
-        if (may_fit(cluster.view(id), pod)) draw_scratch_.push_back(static_cast<uint32_t>(id));
+        if (may_fit(policy, cluster.view(id), pod)) draw_scratch_.push_back(static_cast<uint32_t>(id));
     }
     std::vector<uint32_t>& drawn = cache ? cache->members : draw_scratch_;
     while (!drawn.empty()) {
@@ -429,7 +439,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         e.score = cache.nodes[same].score;
       } else {
         const NodeView view = cluster.view(id);
-        e.fits = may_fit(view, pod) && evaluate(view, e.score, nullptr, nullptr);
+        e.fits = may_fit(policy, view, pod) && evaluate(view, e.score, nullptr, nullptr);
       }
       if (e.fits)
         cache.fitting.set(id, e.score.rank);
@@ -447,19 +457,23 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       evaluate(cluster.view(best.node), again, &best.allocation, nullptr);
     }
   } else {
-    for (size_t id = 0; id < cluster.size(); ++id) {
+    // A dialect's grants are built for the chosen node only (below).
+    const bool grants_later = device_fit != nullptr;
+    for (size_t k = 0; k < cluster.size(); ++k) {
+      const size_t id = !by_name.empty() ? name_order_[k] : k;
       const NodeView view = cluster.view(id);
-      if (!full && !may_fit(view, pod)) continue;
+      if (!full && !may_fit(policy, view, pod)) continue;
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       if (refused_alike(id)) continue;
       NodeScore score;
       PodAllocation allocation;
       Refusal refusal;
-      if (evaluate(view, score, &allocation, full ? &refusal : nullptr))
+      if (evaluate(view, score, grants_later ? nullptr : &allocation, full ? &refusal : nullptr))
         consider(id, score, allocation);
       else if (full)
         refuse(id, std::move(refusal));
     }
+    if (grants_later && best.found) best.allocation = device_fit->fit(cluster.view(best.node), pod).allocation;
   }
 
   if (best.found) {
@@ -470,9 +484,9 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   if (full) {
     // HAMi sorts the fitting nodes so the chosen one is last.
     std::stable_sort(decision.fitting.begin(), decision.fitting.end(),
-                     [](const FittingNode& a, const FittingNode& b) {
+                     [&before](const FittingNode& a, const FittingNode& b) {
                        if (a.score.rank != b.score.rank) return a.score.rank < b.score.rank;
-                       return a.node > b.node;
+                       return before(b.node, a.node);
                      });
     const size_t considered = asked;
     if (decision.placed()) {
@@ -483,6 +497,20 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     }
   }
   return decision;
+}
+
+std::span<const uint32_t> Scheduler::name_ranks(const Cluster& cluster) {
+  if (name_epoch_ != cluster.epoch() || name_rank_.size() != cluster.size()) {
+    std::vector<uint32_t> ids(cluster.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<uint32_t>(i);
+    std::sort(ids.begin(), ids.end(),
+              [&](uint32_t a, uint32_t b) { return cluster.node(a).name < cluster.node(b).name; });
+    name_rank_.assign(cluster.size(), 0);
+    for (size_t r = 0; r < ids.size(); ++r) name_rank_[ids[r]] = static_cast<uint32_t>(r);
+    name_order_ = std::move(ids);
+    name_epoch_ = cluster.epoch();
+  }
+  return name_rank_;
 }
 
 void Scheduler::commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy) {

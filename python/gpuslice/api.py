@@ -36,11 +36,16 @@ def place(
     existing: Any = None,
     node_policy: str | None = None,
     gpu_policy: str | None = None,
+    policy: str | None = None,
 ) -> dict:
-    """One placement, as `gpuslice place --json`: {node, score, allocation, failed_nodes, events, warnings}
-    (and shortfall, in numbers, when no node fits).
+    """One placement, as `gpuslice place --json`: {node, score, allocation, policy, annotations, labels,
+    reservation_pods, enforcement, failed_nodes, events, warnings} (and shortfall, in numbers, when
+    no node fits).
 
-    nodes, pod, existing: paths to Kubernetes manifests (or their YAML text).
+    nodes, pod, existing: paths to Kubernetes manifests (or their YAML text); Koordinator Device
+    CRs and KAI's GPU labels give nodes their cards too (docs/dialects.md).
+    policy: a registered policy ("koordinator", "kai-binpack", ...); None: HAMi's, steered by
+    node_policy and gpu_policy.
     Bad input raises gpuslice.InputError (file, line, field).
     """
     nodes_text, nodes_source = _text_and_source(nodes, "nodes")
@@ -48,11 +53,11 @@ def place(
     existing_text, existing_source = (None, "")
     if existing is not None:
         existing_text, existing_source = _text_and_source(existing, "existing")
-    for name, value in (("node_policy", node_policy), ("gpu_policy", gpu_policy)):
+    for name, value in (("node_policy", node_policy), ("gpu_policy", gpu_policy), ("policy", policy)):
         if value is not None and not isinstance(value, str):
             raise input_error("arguments", 0, name, f"expected a name, got {type(value).__name__}")
     out = _gpuslice.place(
-        nodes_text, nodes_source, pod_text, pod_source, existing_text, existing_source, node_policy, gpu_policy
+        nodes_text, nodes_source, pod_text, pod_source, existing_text, existing_source, node_policy, gpu_policy, policy
     )
     return json.loads(out)
 

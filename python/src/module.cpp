@@ -376,6 +376,8 @@ py::dict request_to_dict(const core::PodRequest& r) {
                                 ? py::object(py::none())
                                 : py::object(py::int_(c.memory_percent));
       d["cores"] = c.cores;
+      d["memory_bytes"] = c.memory_bytes;        // Koordinator's gpu-memory per card (0: not asked)
+      d["memory_fraction"] = c.memory_fraction;  // KAI's gpu-fraction (0: not asked)
       d["priority"] = c.priority;
       d["vendor"] = c.vendor;
       l.append(d);
@@ -391,6 +393,7 @@ py::dict request_to_dict(const core::PodRequest& r) {
   d["memory_mib"] = r.host.memory_mib;
   d["node_policy"] = r.node_policy;
   d["gpu_policy"] = r.gpu_policy;
+  d["gpu_isolation_provider"] = r.gpu_isolation_provider;
   d["use_types"] = r.selectors.use_types;
   d["nouse_types"] = r.selectors.nouse_types;
   d["wants_devices"] = r.wants_devices();
@@ -448,8 +451,9 @@ PYBIND11_MODULE(_gpuslice, m) {
       [](const std::string& nodes_text, const std::string& nodes_source, const std::string& pod_text,
          const std::string& pod_source, std::optional<std::string> existing_text,
          const std::string& existing_source, std::optional<std::string> node_policy,
-         std::optional<std::string> gpu_policy) {
+         std::optional<std::string> gpu_policy, std::optional<std::string> policy) {
         core::PlaceRequest req;
+        if (policy && !policy->empty()) req.policy = policy;
         req.nodes = {nodes_text, nodes_source};
         req.pod = {pod_text, pod_source};
         if (existing_text) req.existing = core::TextInput{*existing_text, existing_source};
@@ -464,7 +468,7 @@ PYBIND11_MODULE(_gpuslice, m) {
       },
       py::arg("nodes_text"), py::arg("nodes_source"), py::arg("pod_text"), py::arg("pod_source"),
       py::arg("existing_text") = py::none(), py::arg("existing_source") = "",
-      py::arg("node_policy") = py::none(), py::arg("gpu_policy") = py::none(),
+      py::arg("node_policy") = py::none(), py::arg("gpu_policy") = py::none(), py::arg("policy") = py::none(),
       "One placement as `gpuslice place --json` (JSON text).");
 
   m.def(

@@ -31,9 +31,11 @@ def test_place_equals_cli(case, root, run_cli, monkeypatch):
     expected = json.loads(proc.stdout)
     got = gpuslice.place(**case)
     assert got == expected
-    # The keys of `place --json`, in order; issue 10 added warnings, and shortfall when no node fits.
+    # The keys of `place --json`, in order; issue 10 added warnings, and shortfall when no node fits;
+    # issue 24 added what the deciding scheduler writes, after them.
     keys = ["node", "score", "allocation", "failed_nodes", "events", "warnings"]
-    assert list(got) == keys + ([] if got["node"] else ["shortfall"])
+    dialect_keys = ["policy", "annotations", "labels", "reservation_pods", "enforcement"]
+    assert list(got) == keys + ([] if got["node"] else ["shortfall"]) + dialect_keys
 
 
 def test_place_result_shape(root):
@@ -98,3 +100,28 @@ def test_fleet_from_manifests(root):
     assert fleet.node_count >= 1
     assert fleet.gpu_count == len(fleet.cards)
     assert {"node", "uuid", "memory_mib", "slots", "cores"} <= set(fleet.cards.columns)
+
+
+def test_place_dialects(root):
+    """The seed document's Koordinator pod, and a KAI share, through gpuslice.place(policy=...)."""
+    koord = gpuslice.place(
+        nodes=root / "examples/dialects/koordinator-nodes.yaml",
+        pod=root / "examples/dialects/seed-koordinator-pod.yaml",
+        existing=root / "examples/dialects/koordinator-running.yaml",
+        policy="koordinator",
+    )
+    assert koord["node"] == "gpu-node-a"
+    assert koord["annotations"]["scheduling.koordinator.sh/device-allocated"] == (
+        '{"gpu":[{"minor":1,"resources":{"koordinator.sh/gpu-core":"50",'
+        '"koordinator.sh/gpu-memory":"11520Mi","koordinator.sh/gpu-memory-ratio":"50"}}]}'
+    )
+    kai = gpuslice.place(
+        nodes=root / "examples/dialects/kai-nodes.yaml", pod=root / "examples/dialects/kai-half-pod.yaml", policy="kai-binpack"
+    )
+    assert kai["annotations"] == {"received-resource-type": "Fraction"}
+    assert list(kai["labels"]) == ["runai-gpu-group"]
+    assert len(kai["reservation_pods"]) == 1
+    assert "enforces nothing" in kai["enforcement"]
+    with pytest.raises(gpuslice.InputError) as e:
+        gpuslice.place(nodes=root / "examples/dialects/kai-nodes.yaml", pod=root / "examples/dialects/kai-half-pod.yaml", policy="nope")
+    assert "unknown policy 'nope'" in str(e.value)

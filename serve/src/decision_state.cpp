@@ -164,7 +164,7 @@ DecisionState::NodeRecord DecisionState::read_node(const core::codec::NodeObject
     return r;
   }
   try {
-    r.parsed = core::codec::hami_node(object, ApiContext("node " + text_of(object.header.meta.name))).node;
+    r.parsed = core::codec::node_document(object, ApiContext("node " + text_of(object.header.meta.name))).node;
   } catch (const core::InputError& e) {
     std::cerr << "gpuslice serve: node skipped: " << e.what() << "\n";
   }
@@ -182,7 +182,7 @@ DecisionState::PodSeen DecisionState::read_pod(const core::codec::PodObject& obj
   try {
     const std::string ns = text_of(meta.namespace_name);
     p.doc =
-        core::codec::hami_pod(object, ApiContext("pod " + ns + "/" + text_of(meta.name)), options_.defaults);
+        core::codec::pod_document(object, ApiContext("pod " + ns + "/" + text_of(meta.name)), options_.defaults);
     // What a decision never reads is not kept.
     p.doc->created.clear();
     p.doc->created.shrink_to_fit();
@@ -417,7 +417,7 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
     if (!object) throw core::InputError(source, 0, "kind", "is not a Pod");
     const auto& meta = object->header.meta;
     ref = PodRef{text_of(meta.namespace_name), text_of(meta.name), text_of(meta.uid)};
-    pod = core::codec::hami_pod(*object, ApiContext(source), options_.defaults).request;
+    pod = core::codec::pod_document(*object, ApiContext(source), options_.defaults).request;
   } catch (const std::exception& e) {
     outcome = FilterOutcome::Error;
     result.error = e.what();

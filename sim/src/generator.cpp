@@ -15,8 +15,12 @@ int64_t gpu_milli_of(const core::PodRequest& request, int64_t typical_card_mib) 
     if (!c.wants_devices()) continue;
     const int64_t cores = 10 * std::min<int64_t>(c.cores, 100);
     int64_t memory = 0;
-    if (c.memory_mib > 0)
-      memory = typical_card_mib > 0 ? std::min<int64_t>(1000, 1000 * c.memory_mib / typical_card_mib) : 0;
+    // Koordinator's bytes as MiB, a KAI fraction as per mille.
+    const int64_t mib = c.memory_mib > 0 ? c.memory_mib : c.memory_bytes / (int64_t{1} << 20);
+    if (mib > 0)
+      memory = typical_card_mib > 0 ? std::min<int64_t>(1000, 1000 * mib / typical_card_mib) : 0;
+    else if (c.memory_fraction > 0)
+      memory = std::min<int64_t>(1000, static_cast<int64_t>(1000 * c.memory_fraction));
     else if (c.memory_percent != core::kMemoryPercentUnset)
       memory = 10 * static_cast<int64_t>(c.memory_percent);
     milli += static_cast<int64_t>(c.count) * std::max(cores, memory);

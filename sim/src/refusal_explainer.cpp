@@ -16,7 +16,8 @@ uint32_t RefusalExplainer::intern(const core::Refusal& refusal) {
 }
 
 NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t shape,
-                                         const core::PodRequest& pod, const std::string& gpu_policy) {
+                                         const core::PodRequest& pod, const std::string& gpu_policy,
+                                         core::DeviceFit* device_fit) {
   if (epoch_ != cluster.epoch()) {
     by_shape_.clear();
     epoch_ = cluster.epoch();
@@ -28,7 +29,8 @@ NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t sh
   for (size_t id = 0; id < cluster.size(); ++id) {
     auto& c = cache[id];
     if (c.version != cluster.version(id)) {
-      const auto fit = core::fit_pod(cluster.view(id), pod, gpu, scratch_);
+      const auto fit = device_fit ? device_fit->fit(cluster.view(id), pod)
+                                  : core::fit_pod(cluster.view(id), pod, gpu, scratch_);
       c = {cluster.version(id), intern(fit.fits ? core::Refusal{} : fit.refusal)};
     }
     if (c.refusal >= count.size()) count.resize(c.refusal + 1, 0);

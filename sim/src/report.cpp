@@ -1,6 +1,8 @@
 #include "gpuslice/sim/report.hpp"
 
 #include <fmt/format.h>
+
+#include "gpuslice/core/policy.hpp"
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
@@ -176,7 +178,11 @@ void print_table(const RunResult& r, std::ostream& out) {
       waiting ? fmt::format(" (counting {} pods still waiting, with their wait so far)", waiting) : "");
   for (auto it = s["refusals_by_reason"].begin(); it != s["refusals_by_reason"].end(); ++it)
     fmt::print(out, "  not placed         {} x {}\n", it.value().get<size_t>(), it.key());
-  // A snapshot's queue, pod by pod: where each goes, or why not.
+  // A snapshot's queue, pod by pod: where each goes, or why not. The grants
+  // are written in HAMi's annotation form; under Koordinator or KAI they are
+  // that notation of the dialect's own grants.
+  const bool hami = core::make_policy(s["policy"].get<std::string>())->dialect() == core::Dialect::Hami;
+  const char* grants = hami ? "hami.io/vgpu-devices-allocated" : "grants (HAMi's notation)";
   size_t shown = 0, queued = 0;
   for (const auto& pod : r.pods) {
     if (pod.origin != "queue") continue;
@@ -185,9 +191,8 @@ void print_table(const RunResult& r, std::ostream& out) {
     ++shown;
     if (pod.start >= 0)
       fmt::print(
-          out, "    {:<28} -> {} {}{}\n      hami.io/vgpu-devices-allocated: {}\n", pod.name, pod.node,
-          cards_of(pod.allocation),
-          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "",
+          out, "    {:<28} -> {} {}{}\n      {}: {}\n", pod.name, pod.node, cards_of(pod.allocation),
+          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "", grants,
           pod.allocation);
     else
       fmt::print(out, "    {:<28} {} ({}){}{}\n", pod.name,

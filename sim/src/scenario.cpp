@@ -107,18 +107,21 @@ struct Reader {
   }
 };
 
-// A pod template: HAMi resources by their short names, written out as a Pod
-// manifest so HAMi's webhook defaults and the manifest codec apply.
+// A pod template: HAMi resources by their short names, any dialect's by
+// their full names under `resources` (koordinator.sh/gpu-core: 50) and
+// KAI's shares as annotations (gpu-fraction: "0.5"), written out as a Pod
+// manifest so the manifest codec (and HAMi's webhook defaults) apply.
 PodTemplate read_template(const Reader& r, const std::string& name, const YAML::Node& n,
                           const std::string& field) {
   r.only_keys(n,
-              {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "annotations", "weight",
-               "template"},
+              {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "resources", "labels",
+               "annotations", "weight", "template"},
               field);
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << "Pod" << YAML::Key << "metadata"
       << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << name;
   if (YAML::Node a = r.get(n, "annotations")) out << YAML::Key << "annotations" << YAML::Value << a;
+  if (YAML::Node l = r.get(n, "labels")) out << YAML::Key << "labels" << YAML::Value << l;
   out << YAML::EndMap << YAML::Key << "spec" << YAML::Value << YAML::BeginMap << YAML::Key << "containers"
       << YAML::Value << YAML::BeginSeq << YAML::BeginMap << YAML::Key << "name" << YAML::Value << "main"
       << YAML::Key << "resources" << YAML::Value << YAML::BeginMap << YAML::Key << "limits" << YAML::Value
@@ -130,6 +133,15 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
     const std::string key =
         std::string(k) == "cpu" || std::string(k) == "memory" ? k : "nvidia.com/" + std::string(k);
     out << YAML::Key << key << YAML::Value << v.Scalar();
+  }
+  if (YAML::Node res = r.get(n, "resources")) {
+    if (!res.IsMap()) r.fail(res, field + ".resources", "must map resource names to quantities");
+    for (auto it = res.begin(); it != res.end(); ++it) {
+      if (!it->second.IsScalar())
+        r.fail(it->second, field + ".resources." + it->first.as<std::string>(),
+               "must be a number or quantity");
+      out << YAML::Key << it->first.as<std::string>() << YAML::Value << it->second.Scalar();
+    }
   }
   out << YAML::EndMap << YAML::EndMap << YAML::EndMap << YAML::EndSeq << YAML::EndMap << YAML::EndMap;
   PodTemplate t;
@@ -147,7 +159,9 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
     r.fail(n, field + "." + key, e.detail());
   }
   if (!t.request.wants_devices() && t.request.host.cpu_milli == 0)
-    r.fail(n, field, "a template must ask for a GPU (gpu, gpumem, gpumem-percentage, gpucores) or cpu");
+    r.fail(n, field,
+           "a template must ask for a GPU (gpu, gpumem, gpumem-percentage, gpucores, a resource such as "
+           "koordinator.sh/gpu-core, a KAI gpu-fraction annotation) or cpu");
   return t;
 }
 

@@ -17,6 +17,7 @@
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/request_shape.hpp"
 #include "gpuslice/core/scheduler.hpp"
+#include "gpuslice/core/translate.hpp"
 #include "gpuslice/sim/engine.hpp"
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/refusal_explainer.hpp"
@@ -31,11 +32,40 @@ bool from_trace(const Workload& w) {
   return !w.empty() && std::all_of(w.begin(), w.end(), [](const PodSpec& p) { return p.milli_from_trace; });
 }
 
+// The workload in the terms the run's policy reads (translate.hpp): a
+// copy only when some pod needs rewriting. A pod the policy's dialect
+// cannot carry keeps its request and is refused on arrival, naming the field.
+struct TranslatedWorkload {
+  Workload copy;
+  bool copied = false;
+  std::vector<std::string> problems;  // by pod; empty when none
+};
+TranslatedWorkload translate_workload(const Workload& w, core::Dialect dialect) {
+  TranslatedWorkload t;
+  for (size_t i = 0; i < w.size(); ++i) {
+    core::PodRequest r = w[i].request;
+    auto problem = core::translate(r, dialect);
+    if (!problem && core::same_shape(r, w[i].request)) continue;
+    if (!t.copied) {
+      t.copy = w;
+      t.copied = true;
+    }
+    if (problem) {
+      t.problems.resize(w.size());
+      t.problems[i] = problem->text();
+    } else {
+      t.copy[i].request = std::move(r);
+    }
+  }
+  return t;
+}
+
 class Run {
  public:
   Run(const core::Cluster& fleet, const Workload& w, const RunOptions& o)
-      : cluster_(fleet),
-        workload_(w),
+      : translated_(translate_workload(w, core::make_policy(o.policy)->dialect())),
+        cluster_(fleet),
+        workload_(translated_.copied ? translated_.copy : w),
         options_(o),
         typical_pods_(trace_typical_pods(w)),
         fragmentation_(std::make_shared<core::FragmentationModel>(typical_pods_)),
@@ -101,7 +131,7 @@ class Run {
     for (uint32_t id : pending_) {
       records_[id].status = "pending";
       if (records_[id].reason.empty()) records_[id].reason = "WaitingInQueue";
-      if (options_.records && !workload_[id].origin.empty())
+      if (options_.records && !workload_[id].origin.empty() && !policy_->device_fit())
         records_[id].shortfall = core::shortfall(cluster_, workload_[id].request);
       if (!result_.interrupted) metrics_.pending_time(engine_.now() - workload_[id].arrival);
     }
@@ -152,7 +182,7 @@ class Run {
     core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail);
     if (!d.placed()) {
       // A snapshot run's pods say in numbers how close the best card came.
-      if (options_.records && !p.origin.empty() && records_[id].shortfall.empty())
+      if (options_.records && !p.origin.empty() && records_[id].shortfall.empty() && !policy_->device_fit())
         records_[id].shortfall = core::shortfall(cluster_, p.request);
       if (!options_.records || !records_[id].reason.empty() || explained_ >= options_.explain_limit)
         return false;
@@ -197,8 +227,8 @@ class Run {
   void explain_by_counts(uint32_t id) {
     ++explained_;
     const auto& p = workload_[id];
-    const auto by_reason =
-        by_name(explainer_.reasons(cluster_, shape_of(id), p.request, policy_->gpu_policy_for(p.request)));
+    const auto by_reason = by_name(explainer_.reasons(
+        cluster_, shape_of(id), p.request, policy_->gpu_policy_for(p.request), policy_->device_fit()));
     records_[id].reason = top_reason(by_reason);
     for (const auto& [reason, nodes] : by_reason)
       event(id, {"Warning", "FilteringFailed", fmt::format("{} nodes {}", nodes, reason)});
@@ -229,6 +259,11 @@ class Run {
   // card holds more than its slots, memory or cores, and no host more than
   // its CPU and memory: fit and accounting must never disagree.
   void check_within_capacity(size_t id) const {
+    if (core::DeviceFit* fit = policy_->device_fit()) {  // the dialect's own terms
+      if (std::string over = fit->over_capacity(cluster_.view(id)); !over.empty())
+        throw std::logic_error(fmt::format("invariant: node '{}' {}", cluster_.node(id).name, over));
+      return;
+    }
     const auto& node = cluster_.node(id);
     const auto use = cluster_.usage(id);
     for (size_t i = 0; i < use.size(); ++i) {
@@ -261,6 +296,14 @@ class Run {
 
   void arrive(uint32_t id) {
     for (RunObserver* o : observers_) o->arrived(engine_.now(), workload_[id]);
+    if (!translated_.problems.empty() && !translated_.problems[id].empty()) {
+      records_[id].reason = "Untranslatable";
+      event(id, {"Warning", "Untranslatable",
+                 fmt::format("{} cannot carry the request: {}", options_.policy, translated_.problems[id])});
+      refuse(id);
+      metrics_.observe_curve();
+      return;
+    }
     // FIFO keeps arrival order: nobody passes a pod that is already waiting.
     const bool must_queue = options_.queue == QueueDiscipline::Fifo && !pending_.empty();
     if (must_queue || !try_place(id, true)) {
@@ -270,7 +313,10 @@ class Run {
         // It fits no node even with the fleet empty: queueing it would block
         // a FIFO queue forever. Refused, with HAMi's reason for it.
         if (must_queue) try_place(id, true);  // cannot place; records why
-        const std::string why = core::shortfall(*empty_fleet_, workload_[id].request);
+        const std::string why =
+            policy_->device_fit()
+                ? fmt::format("fits no node of the empty fleet in {}'s terms", options_.policy)
+                : core::shortfall(*empty_fleet_, workload_[id].request);
         event(id, {"Warning", "NeverFits", why});
         if (options_.records && !workload_[id].origin.empty())
           records_[id].shortfall = "on the empty fleet it " + why;
@@ -294,7 +340,9 @@ class Run {
         empty_fleet_->clear_usage();
         core::PolicyArgs args;
         args.gpu_policy = options_.gpu_policy;
-        fit_policy_ = core::make_policy("hami", args);
+        // HAMi's fit for HAMi and the study's policies; a dialect's own otherwise.
+        fit_policy_ =
+            core::make_policy(policy_->dialect() == core::Dialect::Hami ? "hami" : options_.policy, args);
       }
       const auto& pod = workload_[id].request;
       never_fits_[shape] =
@@ -414,14 +462,22 @@ class Run {
   };
 
   // Typical pods are counted over the trace itself, not the study's extra draws.
+  // The typical pods FGD and the fragmentation measure fit with HAMi's
+  // rules: the workload in HAMi's terms (pods HAMi cannot say are left out),
+  // whatever dialect the run's policy reads.
   static std::vector<core::TypicalPod> trace_typical_pods(const Workload& w) {
+    const TranslatedWorkload hami = translate_workload(w, core::Dialect::Hami);
+    const Workload& form = hami.copied ? hami.copy : w;
     std::vector<size_t> counted;
-    for (size_t i = 0; i < w.size(); ++i)
-      if (!w[i].resampled && (!w[i].running_on || w[i].request.wants_devices())) counted.push_back(i);
+    for (size_t i = 0; i < form.size(); ++i)
+      if (!form[i].resampled && (!form[i].running_on || form[i].request.wants_devices()) &&
+          (hami.problems.empty() || hami.problems[i].empty()))
+        counted.push_back(i);
     return core::typical_pods(counted.size(),
-                              [&](size_t i) -> const core::PodRequest& { return w[counted[i]].request; });
+                              [&](size_t i) -> const core::PodRequest& { return form[counted[i]].request; });
   }
 
+  TranslatedWorkload translated_;
   core::Cluster cluster_;
   const Workload& workload_;
   RunOptions options_;

@@ -50,8 +50,10 @@ std::string over_capacity(const core::Cluster& cluster, size_t node, const core:
   for (const auto& c : core::effective_charges(allocation)) {
     const auto& d = n.devices[static_cast<size_t>(c.device)];
     const auto& u = use[static_cast<size_t>(c.device)];
-    if (u.slots + c.usage.slots > d.slots || u.memory_mib + c.usage.memory_mib > d.memory_mib ||
-        u.cores + c.usage.cores > d.cores)
+    // Koordinator and KAI count no slots: a card of theirs takes any number of pods.
+    const bool counts_slots = n.cards_from == core::Dialect::Hami;
+    if ((counts_slots && u.slots + c.usage.slots > d.slots) ||
+        u.memory_mib + c.usage.memory_mib > d.memory_mib || u.cores + c.usage.cores > d.cores)
       return fmt::format("card {} would hold {} slots, {} MiB, {}% cores of {}, {} MiB, {}%", d.uuid,
                          u.slots + c.usage.slots, u.memory_mib + c.usage.memory_mib, u.cores + c.usage.cores,
                          d.slots, d.memory_mib, d.cores);
@@ -163,18 +165,25 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   snap.source = source;
   core::Cluster cluster;
   std::vector<core::codec::PodDocument> docs;
+  std::vector<core::codec::NodeDocument> nodes;
+  std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
   core::codec::read_kube_objects(text, [&](core::codec::KubeObject&& object,
                                            const core::codec::ReadContext& context) {
-    if (auto* node = std::get_if<core::codec::NodeObject>(&object)) {
-      core::codec::NodeDocument nd = core::codec::hami_node(*node, context);
-      if (cluster.find(nd.node.name))
-        throw InputError(source, nd.line, "metadata.name", fmt::format("duplicate node '{}'", nd.node.name));
-      if (nd.unschedulable) cordon_all_cards(nd.node);  // kubectl cordon: nothing new lands there
-      cluster.add_node(std::move(nd.node));
-    } else if (auto* pod = std::get_if<core::codec::PodObject>(&object)) {
-      docs.push_back(core::codec::hami_pod(*pod, context, defaults));
-    }
+    if (auto* node = std::get_if<core::codec::NodeObject>(&object))
+      nodes.push_back(core::codec::node_document(*node, context));
+    else if (auto* pod = std::get_if<core::codec::PodObject>(&object))
+      docs.push_back(core::codec::pod_document(*pod, context, defaults));
+    else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
+      devices.push_back(core::codec::device_document(*device, context));
   });
+  core::codec::complete_dialect_nodes(nodes, devices, source, snap.warnings);
+  for (core::codec::NodeDocument& nd : nodes) {
+    if (cluster.find(nd.node.name))
+      throw InputError(source, nd.line, "metadata.name", fmt::format("duplicate node '{}'", nd.node.name));
+    if (nd.unschedulable) cordon_all_cards(nd.node);  // kubectl cordon: nothing new lands there
+    cluster.add_node(std::move(nd.node));
+  }
+  nodes.clear();
   if (cluster.size() == 0)
     throw InputError(source, 0, "kind",
                      "no Node objects found (is this `kubectl get nodes,pods -A -o yaml`?)");
@@ -182,7 +191,10 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   for (size_t i = 0; i < cluster.size(); ++i) gpu_nodes += cluster.node(i).devices.empty() ? 0 : 1;
   if (gpu_nodes == 0)
     snap.warnings.push_back(
-        fmt::format("{}: no node carries hami.io/node-nvidia-register: no GPU to place on", source));
+        fmt::format("{}: no node carries hami.io/node-nvidia-register, a Koordinator Device or KAI's GPU "
+                    "labels: no GPU to "
+                    "place on",
+                    source));
 
   auto duration_of = [&](const core::codec::PodDocument& doc) -> double {
     if (doc.expected_duration.empty()) return assume_duration.value_or(kForever);
@@ -217,8 +229,15 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         continue;
       case core::PlacedRole::SameUid:
         continue;  // no pod is being placed here
+      case core::PlacedRole::KaiReservation:
+        ++snap.skipped[kSkipKaiReservation];  // its CPU and memory still count on its node
+        cluster.charge(p.node, {}, doc.request.host);
+        snap.starting.push_back({doc.request, p.node, {}, kForever});
+        continue;
       case core::PlacedRole::BoundOnly:
-      case core::PlacedRole::Hami: {
+      case core::PlacedRole::Hami:
+      case core::PlacedRole::Koordinator:
+      case core::PlacedRole::Kai: {
         if (p.role == core::PlacedRole::BoundOnly && gpu) {
           // Bound with GPU limits but no HAMi grant: another device plugin's
           // pod, or HAMi's annotations stripped. HAMi counts nothing for it.
@@ -230,22 +249,21 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         } else if (p.role == core::PlacedRole::BoundOnly) {
           ++snap.skipped[kSkipNoGpu];  // its CPU and memory still count on its node
         }
-        const core::PodAllocation allocation =
-            p.role == core::PlacedRole::Hami ? p.allocation : core::PodAllocation{};
+        const core::PodAllocation allocation = p.holds() ? p.allocation : core::PodAllocation{};
         if (std::string over = over_capacity(cluster, p.node, allocation, doc.request.host); !over.empty()) {
           snap.warnings.push_back(fmt::format("{}:{}: pod '{}' on node '{}' is not counted: {}", source,
                                               doc.line, name(), cluster.node(p.node).name, over));
-          if (p.role == core::PlacedRole::Hami) ++snap.skipped[kSkipOverCapacity];
+          if (p.holds()) ++snap.skipped[kSkipOverCapacity];
           continue;
         }
         cluster.charge(p.node, allocation, doc.request.host);
         StartingPod s;
-        s.duration = p.role == core::PlacedRole::Hami ? duration_of(doc) : kForever;
+        s.duration = p.holds() ? duration_of(doc) : kForever;
         s.request = std::move(doc.request);  // read no more
         s.node = p.node;
         s.allocation = allocation;
         snap.starting.push_back(std::move(s));
-        if (p.role == core::PlacedRole::Hami) ++snap.running_gpu_pods;
+        if (p.holds()) ++snap.running_gpu_pods;
         continue;
       }
       case core::PlacedRole::Unplaced:

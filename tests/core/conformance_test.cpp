@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "case_runner.hpp"
+#include "dialect_case_runner.hpp"
 
 using gpuslice::testing::load_cases;
 using gpuslice::testing::run_case;
@@ -31,3 +32,19 @@ TEST_CASE("Topology-aware choice (calculate_score.go)", "[conformance][topology]
 TEST_CASE("Pod requests and webhook defaults", "[conformance][requests]") { run_file("requests.yaml"); }
 TEST_CASE("Seed labs", "[conformance][seed]") { run_file("seed_labs.yaml"); }
 TEST_CASE("Events a user reads", "[conformance][events]") { run_file("events.yaml"); }
+
+namespace {
+void run_dialect_file(const char* file) {
+  const auto f = gpuslice::testing::load_dialect_cases(file);
+  for (const auto& c : f.cases) {
+    DYNAMIC_SECTION(c["name"].as<std::string>()) { gpuslice::testing::run_dialect_case(f, c); }
+  }
+}
+}  // namespace
+
+TEST_CASE("Koordinator DeviceShare cases (its unit tests and docs)", "[conformance][koordinator]") {
+  run_dialect_file("koordinator.yaml");
+}
+TEST_CASE("KAI GPU sharing cases (its unit tests and docs)", "[conformance][kai]") {
+  run_dialect_file("kai.yaml");
+}

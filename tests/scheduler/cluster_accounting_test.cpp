@@ -34,8 +34,11 @@ TEST_CASE("init containers charge their peak, app containers their sum", "[clust
   a.containers = {{{0, 6000, 50}}, {{0, 9000, 20}}, {{0, 1000, 10}}, {{0, 2000, 10}, {1, 500, 0}}, {}};
   c.charge(0, a, {1000, 2000});
   auto u = c.usage(0);
-  CHECK(u[0] == DeviceUsage{2, 9000, 50});  // max(init peak 1 slot/9000/50, app 2 slots/3000/20)
-  CHECK(u[1] == DeviceUsage{1, 500, 0});
+  // max(init peak 1 slot/9000/50, app 2 slots/3000/20); each grant also
+  // holds the memory ratio Koordinator would fill in, trunc(MiB/16000 x 100):
+  // init 37 and 56 (peak 56), app 6 + 12.
+  CHECK(u[0] == DeviceUsage{2, 9000, 50, 56});
+  CHECK(u[1] == DeviceUsage{1, 500, 0, 3});
   CHECK(c.host_used(0) == HostResources{1000, 2000});
   c.release(0, a, {1000, 2000});
   CHECK(c.usage(0)[0] == DeviceUsage{});
@@ -51,7 +54,7 @@ TEST_CASE("releasing what is not held is refused and changes nothing", "[cluster
   PodAllocation more;
   more.containers = {{{0, 8000, 10}}};
   CHECK_THROWS_AS(c.release(0, more, {}), std::logic_error);
-  CHECK(c.usage(0)[0] == DeviceUsage{1, 4000, 10});
+  CHECK(c.usage(0)[0] == DeviceUsage{1, 4000, 10, 25});
   PodAllocation bad_card;
   bad_card.containers = {{{7, 1, 0}}};
   CHECK_THROWS_AS(c.charge(0, bad_card, {}), std::logic_error);

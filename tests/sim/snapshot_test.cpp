@@ -214,3 +214,82 @@ TEST_CASE("snapshot run: --add-nodes copies a node, --cordon closes one", "[sim]
   spec.add_nodes = {path("examples/snapshot/a100-node.yaml") + ":x"};
   CHECK_THROWS_AS(snapshot_scenario(spec), core::InputError);
 }
+
+namespace {
+Scenario snapshot_of(const std::string& rel) {
+  SnapshotRunSpec spec;
+  spec.snapshot = path(rel);
+  return snapshot_scenario(spec);
+}
+
+// The run's record of a pod of a snapshot's queue, by namespace/name.
+const PodRecord& record(const RunResult& r, const std::string& name) {
+  for (const auto& p : r.pods)
+    if (p.name == name) return p;
+  FAIL("no record of " << name);
+  return r.pods.front();
+}
+}  // namespace
+
+// Hand-checked (docs/dialects.md, "The example snapshots"): DeviceShare's
+// LeastAllocated device choice, fillGPUTotalMem's ratio, the isolation
+// provider, a whole GPU with none free.
+TEST_CASE("snapshot: a Koordinator cluster replays under koordinator", "[sim][snapshot][koordinator]") {
+  const Scenario s = snapshot_of("examples/snapshot/koordinator-cluster.yaml");
+  const ClusterSnapshot& snap = *s.snapshot;
+  CHECK(snap.nodes.size() == 2);
+  CHECK(snap.running_gpu_pods == 2);
+  CHECK(snap.skipped == std::map<std::string, size_t>{{kSkipSucceeded, 1}});
+  CHECK(snap.queue.size() == 5);
+  const RunResult r = run(s, "koordinator");
+  const auto& q1 = record(r, "default/q1-seed-example");
+  CHECK(q1.node == "koord-a");
+  CHECK(q1.allocation.find("GPU-a1") != std::string::npos);  // the free card: LeastAllocated
+  const auto& q2 = record(r, "default/q2-memory-8gi");
+  CHECK(q2.node == "koord-a");
+  CHECK(q2.allocation.find("GPU-a0") != std::string::npos);  // two equal cards: the lower minor
+  const auto& q3 = record(r, "default/q3-whole-gpu");
+  CHECK(q3.status == "refused");
+  CHECK(q3.reason == "Insufficient gpu devices");
+  const auto& q4 = record(r, "default/q4-ratio-40");
+  CHECK(q4.node == "koord-a");
+  CHECK(q4.allocation.find("GPU-a1") != std::string::npos);  // minor 0 holds ratio 50 + 35 (8Gi of 23040Mi)
+  const auto& q5 = record(r, "default/q5-hami-core-20");
+  CHECK(q5.status == "refused");
+  // One node each: koord-b lacks HAMi-core, koord-a lacks room.
+  CHECK(q5.reason == "GPUIsolationProviderHAMICore not found on the node");
+}
+
+// Hand-checked: a reservation pod names its group's card, gpusharingorder
+// lifts the node whose group fits, equal scores go to the name first.
+TEST_CASE("snapshot: a KAI cluster replays under kai-binpack", "[sim][snapshot][kai]") {
+  const Scenario s = snapshot_of("examples/snapshot/kai-cluster.yaml");
+  const ClusterSnapshot& snap = *s.snapshot;
+  CHECK(snap.nodes.size() == 2);
+  CHECK(snap.nodes[0].devices.size() == 4);
+  CHECK(snap.running_gpu_pods == 3);
+  CHECK(snap.skipped == std::map<std::string, size_t>{{kSkipKaiReservation, 1}});
+  const RunResult r = run(s, "kai-binpack");
+  CHECK(record(r, "serving/p1-half").node == "kai-1");
+  CHECK(record(r, "serving/p1-half").allocation.find("kai-1-gpu1,") != std::string::npos);  // joins the group
+  CHECK(record(r, "serving/p2-memory-4000").node == "kai-2");
+  CHECK(record(r, "serving/p2-memory-4000").allocation.find("kai-2-gpu0,") != std::string::npos);
+  for (const char* refused : {"ml/p3-two-gpus", "serving/p4-two-devices"}) {
+    CHECK(record(r, refused).status == "refused");
+    CHECK(record(r, refused).reason == "node(s) didn't have enough resources: GPUs");
+  }
+  CHECK(record(r, "serving/p5-quarter").node == "kai-1");  // a tie: kai-1's name sorts first
+  CHECK(record(r, "serving/p5-quarter").allocation.find("kai-1-gpu3,") != std::string::npos);
+}
+
+TEST_CASE("snapshot: a Koordinator cluster replays under HAMi and KAI too", "[sim][snapshot][koordinator]") {
+  const Scenario s = snapshot_of("examples/snapshot/koordinator-cluster.yaml");
+  // HAMi: the Device CRs' cards with 10 slots each; the seed pod is a
+  // Koordinator request said in HAMi's terms (50% memory, 50 cores).
+  const RunResult hami = run(s, "hami-binpack");
+  CHECK(record(hami, "default/q1-seed-example").node == "koord-a");
+  // KAI has no compute share: the seed pod's gpu-core is not carried, its
+  // ratio becomes a fraction of 0.5.
+  const RunResult kai = run(s, "kai-binpack");
+  CHECK(record(kai, "default/q1-seed-example").node == "koord-a");
+}

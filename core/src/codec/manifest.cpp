@@ -7,6 +7,8 @@
 #include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/kai.hpp"
+#include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/codec/registration.hpp"
@@ -87,6 +89,15 @@ ScoringWeights parse_weights(const Doc& doc, Position at, const std::string& fie
 
 void validate_gpu_policy(const Doc& doc, Position at, const std::string& field, const std::string& v) {
   if (std::string problem = gpu_policy_problem(v); !problem.empty()) doc.fail(at, field, problem);
+}
+
+// A map of strings (labels, annotations, a resource list, matchLabels) as
+// plain data; a null value is the empty string.
+TextMap string_map(const Doc& doc, const StringMap& map, const std::string& field) {
+  TextMap out;
+  for (const Entry& e : map.entries)
+    out[e.key] = e.value.kind == Scalar::Kind::Null ? std::string() : doc.scalar(e.value, field + ".", e.key);
+  return out;
 }
 
 // A container's resources: limits first, then requests (HAMi's lookup order).
@@ -239,14 +250,6 @@ ContainerRequest parse_container(const Doc& doc, const ContainerObject& c, const
   return r;
 }
 
-// A map of strings (labels, matchLabels); a null value is the empty string.
-std::map<std::string, std::string> string_map(const Doc& doc, const StringMap& map,
-                                              const std::string& field) {
-  std::map<std::string, std::string> out;
-  for (const Entry& e : map.entries)
-    out[e.key] = e.value.kind == Scalar::Kind::Null ? std::string() : doc.scalar(e.value, field + ".", e.key);
-  return out;
-}
 
 // Labels, the controlling owner and deletion: what makes a pod movable.
 void read_pod_meta(const Doc& doc, const ObjectMeta& meta, PodMeta& out) {
@@ -268,6 +271,108 @@ void read_pod_meta(const Doc& doc, const ObjectMeta& meta, PodMeta& out) {
 void read_ready_condition(const PodObject& pod, PodMeta& out) {
   for (const auto& c : pod.conditions)
     if (c.type.is_text() && c.type.text == "Ready") out.ready = c.status.is_text() && c.status.text == "True";
+}
+
+// Koordinator's and KAI's codecs read a pod as plain facts; only a pod that
+// names one of their resources or annotations pays for building them.
+bool names_koordinator_gpu(const PodObject& obj) {
+  for (const auto* list : {&obj.init_containers, &obj.containers})
+    for (const ContainerObject& c : *list)
+      for (const StringMap* m : {&c.requests, &c.limits})
+        for (const Entry& e : m->entries)
+          if (e.key.starts_with("koordinator.sh/gpu")) return true;
+  return false;
+}
+bool names_kai_share(const ObjectMeta& meta) {
+  return meta.annotations.find(kKaiGpuFraction) || meta.annotations.find(kKaiGpuMemory) ||
+         meta.annotations.find(kKaiNumDevices);
+}
+
+PodFacts pod_facts(const Doc& doc, const PodObject& obj) {
+  PodFacts facts;
+  facts.labels = string_map(doc, obj.header.meta.labels, "metadata.labels");
+  facts.annotations = string_map(doc, obj.header.meta.annotations, "metadata.annotations");
+  auto read_list = [&](const std::vector<ContainerObject>& list, const char* key,
+                       std::vector<ContainerResources>& out) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      const std::string where = fmt::format("spec.{}[{}].", key, i);
+      ContainerResources& c = out.emplace_back();
+      if (list[i].name.present()) c.name = doc.scalar(list[i].name, where, "name");
+      c.limits = string_map(doc, list[i].limits, where + "resources.limits");
+      c.requests = string_map(doc, list[i].requests, where + "resources.requests");
+    }
+  };
+  read_list(obj.init_containers, "initContainers", facts.init_containers);
+  read_list(obj.containers, "containers", facts.containers);
+  return facts;
+}
+
+// A pod in Koordinator's or KAI's terms: their codecs read its facts and the
+// request lands on the container that carries it (docs/dialects.md). HAMi's
+// reading stays for every other pod.
+void apply_dialect_requests(const Doc& doc, const PodObject& obj, PodRequest& p) {
+  const ObjectMeta& meta = obj.header.meta;
+  if (const Entry* provider = meta.labels.find(kKoordIsolationProvider))
+    p.gpu_isolation_provider = doc.scalar(provider->value, "metadata.labels.", provider->key);
+  const bool koordinator = names_koordinator_gpu(obj);
+  const bool kai = names_kai_share(meta);
+  if (!koordinator && !kai) return;
+  if (koordinator && kai)
+    doc.fail(meta.annotations.at, "metadata.annotations",
+             "the pod asks Koordinator's GPU resources and a KAI share at once");
+  const PodFacts facts = pod_facts(doc, obj);
+  if (koordinator) {
+    std::optional<ContainerRequest> r;
+    try {
+      r = decode_koordinator_request(facts);
+    } catch (const CodecError& e) {
+      doc.fail(obj.spec_at, "spec.containers[].resources", e.what());
+    }
+    if (!r) return;
+    // The pod-level request goes on the first container naming a GPU resource.
+    const auto names_gpu = [](const TextMap& m) {
+      return std::any_of(m.begin(), m.end(), [](const auto& kv) {
+        return kv.first.starts_with("koordinator.sh/gpu") || kv.first == "nvidia.com/gpu";
+      });
+    };
+    const size_t inits = facts.init_containers.size();
+    size_t at = 0;
+    for (size_t i = 0; i < inits + facts.containers.size(); ++i) {
+      const ContainerResources& c = i < inits ? facts.init_containers[i] : facts.containers[i - inits];
+      if (names_gpu(c.requests) || names_gpu(c.limits)) {
+        at = i;
+        break;
+      }
+    }
+    for (auto* list : {&p.init_containers, &p.containers})
+      for (ContainerRequest& c : *list) {
+        c.count = 0;
+        c.memory_mib = 0;
+        c.memory_percent = kMemoryPercentUnset;
+        c.cores = 0;
+      }
+    ContainerRequest& target = at < inits ? p.init_containers[at] : p.containers[at - inits];
+    r->name = target.name;
+    r->priority = target.priority;
+    target = *r;
+    return;
+  }
+  KaiShare share;
+  try {
+    share = decode_kai_share(facts);
+  } catch (const CodecError& e) {
+    doc.fail(meta.annotations.at, "metadata.annotations", e.what());
+  }
+  ContainerRequest* target = &p.containers.front();
+  if (!share.container.empty())
+    for (auto* list : {&p.init_containers, &p.containers})
+      for (ContainerRequest& c : *list)
+        if (c.name == share.container) target = &c;
+  target->count = share.count;
+  target->memory_mib = share.memory_mib;
+  target->memory_fraction = share.fraction;
+  target->memory_percent = kMemoryPercentUnset;
+  target->cores = 0;
 }
 
 PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefaults& def) {
@@ -320,6 +425,11 @@ PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefault
     } else if (key == kExpectedDurationAnnotation) {
       pd.expected_duration = v;
       pd.expected_duration_line = doc.ctx.line_of(vn.at);
+    } else if (key == kKoordDeviceAllocated) {
+      pd.koordinator_allocated = v;
+      pd.koordinator_allocated_line = doc.ctx.line_of(vn.at);
+    } else if (key == kKaiGpuIndexAnnotation) {
+      pd.kai_reserved_gpu = v;
     }
   }
   if (obj.spec_kind == Scalar::Kind::Absent) doc.fail(obj.header.at, "spec", "a Pod needs a spec");
@@ -348,6 +458,7 @@ PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefault
   // Kubernetes' effective request: the larger of the init peak and the app sum.
   p.host.cpu_milli = std::max(init_peak.cpu_milli, app_sum.cpu_milli);
   p.host.memory_mib = std::max(init_peak.memory_mib, app_sum.memory_mib);
+  apply_dialect_requests(doc, obj, p);
   return pd;
 }
 
@@ -405,8 +516,10 @@ NodeDocument parse_node(const Doc& doc, const NodeObject& obj) {
   n.name = doc.scalar(meta.name, "metadata.name");
   if (std::string problem = node_name_problem(n.name); !problem.empty())
     doc.fail(meta.name.at, "metadata.name", problem);
+  nd.labels = string_map(doc, meta.labels, "metadata.labels");
   auto field = [](std::string_view key) { return "metadata.annotations." + std::string(key); };
   if (const Entry* reg = meta.annotations.find(kRegisterAnnotation)) {
+    nd.registered = true;
     try {
       n.devices = decode_registration(doc.scalar(reg->value, field(kRegisterAnnotation)));
     } catch (const CodecError& e) {
@@ -447,8 +560,55 @@ NodeDocument parse_node(const Doc& doc, const NodeObject& obj) {
     };
     n.capacity.cpu_milli = read("cpu", false);
     n.capacity.memory_mib = read("memory", true);
+    if (alloc.find("nvidia.com/gpu")) nd.allocatable_gpus = read("nvidia.com/gpu", false) / 1000;
   }
   return nd;
+}
+
+// A Koordinator Device as plain data for the dialect codec.
+DeviceDocument parse_device(const Doc& doc, const DeviceObject& obj) {
+  DeviceDocument out;
+  out.line = doc.ctx.line_of(obj.header.at);
+  KoordinatorDeviceCr& cr = out.cr;
+  const ObjectMeta& meta = obj.header.meta;
+  if (meta.kind != Scalar::Kind::Mapping || !meta.name.given())
+    doc.fail(obj.header.at, "metadata.name", "a Device needs the name of its node");
+  cr.name = doc.scalar(meta.name, "metadata.name");
+  cr.labels = string_map(doc, meta.labels, "metadata.labels");
+  cr.annotations = string_map(doc, meta.annotations, "metadata.annotations");
+  for (size_t i = 0; i < obj.devices.size(); ++i) {
+    const DeviceInfo& d = obj.devices[i];
+    const std::string where = fmt::format("spec.devices[{}].", i);
+    auto integer = [&](const Scalar& n, const char* key) -> int {
+      const std::string field = where + key;
+      try {
+        const int64_t v = parse_quantity_integer(doc.scalar(n, field));
+        if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+          doc.fail(n.at, field, "out of range");
+        return static_cast<int>(v);
+      } catch (const CodecError& e) {
+        doc.fail(n.at, field, e.what());
+      }
+    };
+    KoordinatorDeviceInfo info;
+    if (d.type.given()) info.type = doc.scalar(d.type, where, "type");
+    if (d.uuid.given()) info.uuid = doc.scalar(d.uuid, where, "id");
+    if (d.minor.given()) info.minor = integer(d.minor, "minor");
+    if (d.health.given())
+      info.health = parse_bool_annotation(doc, d.health.at, where + "health", doc.scalar(d.health, where, "health"));
+    info.resources = string_map(doc, d.resources, where + "resources");
+    // Any topology field written counts as topology (the Device's
+    // topology mapping); socket and bus are read but not modelled.
+    const bool topology =
+        d.socket_id.given() || d.numa_node_id.given() || d.pcie_id.given() || d.bus_id.given();
+    if (topology) {
+      info.has_topology = true;
+      if (d.numa_node_id.given()) info.numa = integer(d.numa_node_id, "topology.nodeID");
+      if (d.pcie_id.given()) info.pcie = doc.scalar(d.pcie_id, where, "topology.pcieID");
+    }
+    cr.devices.push_back(std::move(info));
+  }
+  return out;
 }
 
 }  // namespace
@@ -462,21 +622,73 @@ std::string node_name_problem(std::string_view name) {
   return {};
 }
 
-PodDocument hami_pod(const PodObject& pod, const ReadContext& context, const RequestDefaults& defaults) {
+PodDocument pod_document(const PodObject& pod, const ReadContext& context, const RequestDefaults& defaults) {
   return parse_pod(Doc{context}, pod, defaults);
 }
 
-NodeDocument hami_node(const NodeObject& node, const ReadContext& context) {
+NodeDocument node_document(const NodeObject& node, const ReadContext& context) {
   return parse_node(Doc{context}, node);
 }
 
-std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source) {
+DeviceDocument device_document(const DeviceObject& device, const ReadContext& context) {
+  return parse_device(Doc{context}, device);
+}
+
+void complete_dialect_nodes(std::vector<NodeDocument>& nodes, const std::vector<DeviceDocument>& devices,
+                            const std::string& source, std::vector<std::string>& warnings) {
+  if (!devices.empty()) {
+    std::map<std::string_view, NodeDocument*> by_name;
+    for (NodeDocument& n : nodes) by_name.emplace(n.node.name, &n);
+    for (const DeviceDocument& d : devices) {
+      const auto it = by_name.find(d.cr.name);
+      if (it == by_name.end()) {
+        warnings.push_back(
+            fmt::format("{}:{}: Device '{}' names no Node in the list: not counted", source, d.line, d.cr.name));
+        continue;
+      }
+      NodeDocument& node = *it->second;
+      if (node.registered) continue;  // HAMi's registration is read first
+      try {
+        apply_koordinator_device_cr(node.node, node.labels, d.cr, warnings);
+      } catch (const CodecError& e) {
+        throw InputError(source, d.line, "spec.devices", e.what());
+      }
+      node.node.cards_from = Dialect::Koordinator;
+    }
+  }
+  for (NodeDocument& n : nodes) {
+    if (n.registered || n.node.cards_from == Dialect::Koordinator) continue;
+    // KAI reads a node's GPUs from GPU feature discovery's labels; without
+    // its memory label the node keeps no cards.
+    if (!n.labels.contains(kGfdGpuMemory)) {
+      if (n.allocatable_gpus.value_or(0) > 0 || n.labels.contains(kGfdGpuCount))
+        warnings.push_back(
+            fmt::format("{}:{}: node '{}' has GPUs but neither HAMi's registration, a Device nor the {} "
+                        "label: no card counted",
+                        source, n.line, n.node.name, kGfdGpuMemory));
+      continue;
+    }
+    try {
+      if (apply_kai_gpu_labels(n.node, n.labels, n.allocatable_gpus)) n.node.cards_from = Dialect::Kai;
+    } catch (const CodecError& e) {
+      throw InputError(source, n.line, "metadata.labels", e.what());
+    }
+  }
+}
+
+std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source,
+                                      std::vector<std::string>* warnings) {
   std::vector<NodeDocument> out;
+  std::vector<DeviceDocument> devices;
   read_kube_objects(KubeText::from_string(text, source),
                     [&](KubeObject&& object, const ReadContext& context) {
                       if (const auto* node = std::get_if<NodeObject>(&object))
-                        out.push_back(hami_node(*node, context));
+                        out.push_back(node_document(*node, context));
+                      else if (const auto* device = std::get_if<DeviceObject>(&object))
+                        devices.push_back(device_document(*device, context));
                     });
+  std::vector<std::string> ignored;
+  complete_dialect_nodes(out, devices, source, warnings ? *warnings : ignored);
   return out;
 }
 
@@ -486,7 +698,7 @@ std::vector<PodDocument> parse_pods(std::string_view text, const std::string& so
   read_kube_objects(KubeText::from_string(text, source),
                     [&](KubeObject&& object, const ReadContext& context) {
                       if (const auto* pod = std::get_if<PodObject>(&object))
-                        out.push_back(hami_pod(*pod, context, defaults));
+                        out.push_back(pod_document(*pod, context, defaults));
                     });
   return out;
 }

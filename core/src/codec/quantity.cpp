@@ -139,4 +139,33 @@ int64_t parse_quantity_integer(std::string_view text) {
   return static_cast<int64_t>(q.negative ? -v : v);
 }
 
+std::string format_quantity_decimal_si(int64_t value) {
+  // int64Amount.AsCanonicalBytes: drop factors of ten, then keep an
+  // exponent that is a multiple of three.
+  int64_t amount = value;
+  int exponent = 0;
+  while ((amount >= 10 || amount <= -10) && amount % 10 == 0) {
+    amount /= 10;
+    ++exponent;
+  }
+  while (exponent % 3 != 0) {
+    amount *= 10;
+    --exponent;
+  }
+  static constexpr const char* suffix[] = {"", "k", "M", "G", "T", "P", "E"};
+  return fmt::format("{}{}", amount, suffix[exponent / 3]);
+}
+
+std::string format_quantity_binary_si(int64_t value) {
+  if (value > -1024 && value < 1024) return format_quantity_decimal_si(value);
+  int64_t amount = value;
+  int exponent = 0;
+  while ((amount >= 1024 || amount <= -1024) && amount % 1024 == 0) {
+    amount /= 1024;
+    ++exponent;
+  }
+  static constexpr const char* suffix[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  return fmt::format("{}{}", amount, suffix[exponent]);
+}
+
 }  // namespace gpuslice::core::codec

@@ -2,18 +2,30 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "gpuslice/core/model.hpp"
 
 namespace gpuslice::core {
 
+// A grant that does not state its memory ratio holds the ratio Koordinator
+// would fill in for its memory: trunc(bytes / card bytes x 100) (fillGPUTotalMem).
+inline constexpr int32_t kRatioFromMemory = -1;
+
 struct DeviceGrant {
   int device = 0;  // position in Node::devices
   int64_t memory_mib = 0;
   int32_t cores = 0;
+  int32_t memory_ratio = kRatioFromMemory;  // Koordinator's gpu-memory-ratio granted
+  int32_t memory_sub_mib = 0;               // bytes granted past memory_mib whole MiB (Koordinator)
+  int64_t memory_bytes() const { return memory_mib * DeviceUsage::kMiB + memory_sub_mib; }
   friend bool operator==(const DeviceGrant&, const DeviceGrant&) = default;
 };
+
+// Koordinator's ratio for `bytes` of a card of `card_bytes`, as its
+// fillGPUTotalMem computes it (float64 division, truncated).
+int32_t memory_ratio_of(int64_t bytes, int64_t card_bytes);
 
 // One entry per container, init containers first; a container without
 // devices is an empty entry (the annotation keeps the index mapping).
@@ -35,6 +47,9 @@ struct DeviceCharge {
   int device = 0;
   DeviceUsage usage;
 };
-std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation);
+// With `devices` (the node's cards), grants without a stated ratio hold the
+// ratio of their memory on their card; without, they hold none.
+std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation,
+                                            std::span<const Device> devices = {});
 
 }  // namespace gpuslice::core

@@ -3,12 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "gpuslice/core/dialect.hpp"
+
 namespace gpuslice::core {
 
-// One physical card as a node registers it (hami.io/node-nvidia-register).
+// One physical card as a node registers it (hami.io/node-nvidia-register),
+// or as a Koordinator Device CR or KAI's node labels describe it (the
+// dialect codecs fill what their source says; docs/dialects.md).
 struct Device {
   std::string uuid;
   int index = 0;
@@ -18,15 +23,28 @@ struct Device {
   int64_t memory_mib = 0;  // devmem, already multiplied by deviceMemoryScaling
   int32_t cores = 0;       // devcore, 100 x deviceCoreScaling
   int numa = 0;
+  // The PCIe switch the card sits under (Koordinator's Device CR
+  // topology.pcieID); empty when the fleet does not say. Koordinator builds
+  // its topology tree only when every card of a node has one.
+  std::string pcie;
   std::string mode = "hami-core";
   bool healthy = false;  // HAMi omits false in JSON, so absent means unhealthy
 };
 
-// What placed pods hold on one card.
+// What placed pods hold on one card. memory_mib counts whole MiB; a grant
+// made in bytes (Koordinator's gpu-memory) keeps the bytes past its whole
+// MiB in memory_sub_mib, so the exact bytes held are
+// memory_mib * 2^20 + memory_sub_mib and memory_mib never passes the card.
+// memory_ratio is Koordinator's gpu-memory-ratio held (percent of the card),
+// which Koordinator counts apart from the bytes.
 struct DeviceUsage {
   int32_t slots = 0;
   int64_t memory_mib = 0;
   int32_t cores = 0;
+  int32_t memory_ratio = 0;
+  int64_t memory_sub_mib = 0;
+  int64_t memory_bytes() const { return memory_mib * kMiB + memory_sub_mib; }
+  static constexpr int64_t kMiB = int64_t{1} << 20;
   friend bool operator==(const DeviceUsage&, const DeviceUsage&) = default;
 };
 
@@ -47,6 +65,15 @@ struct NodeDeviceConfig {
   std::string operating_mode = "hami-core";
 };
 
+// One entry of Koordinator's GPU partition table: cards that may be given
+// together to a whole-card request of their count.
+struct GpuPartition {
+  std::vector<int> minors;
+  int allocation_score = 1;
+  std::optional<int64_t> ring_bus_bandwidth;  // bytes/s, when the table says
+  friend bool operator==(const GpuPartition&, const GpuPartition&) = default;
+};
+
 struct Node {
   std::string name;
   std::vector<Device> devices;
@@ -55,7 +82,19 @@ struct Node {
   // Pair scores between this node's cards (hami.io/node-nvidia-score), by
   // device position: topology[i][j]. Empty when the node publishes none.
   std::vector<std::vector<int>> topology;
-  std::string model;  // free-form GPU model label (openb "model"), may be empty
+  std::string
+      model;  // free-form GPU model label (openb "model", node.koordinator.sh/gpu-model), may be empty
+  // Whose description gave the cards: HAMi's registration, a Koordinator
+  // Device CR or KAI's GPU labels. Snapshots read running pods by it (a
+  // bound whole-GPU pod holds its cards on a KAI node only).
+  Dialect cards_from = Dialect::Hami;
+  // Koordinator's node facts (docs/dialects.md); defaults elsewhere.
+  std::string gpu_isolation_provider;  // label koordinator.sh/gpu-isolation-provider
+  bool gpu_partition_honor = false;  // label node.koordinator.sh/gpu-partition-policy: Honor (Node or Device)
+  // The Device CR's partition table (scheduling.koordinator.sh/gpu-partitions):
+  // partitions by GPU count. Empty: Koordinator's built-in table for
+  // H100/H800/H20 nodes (by model), else none.
+  std::vector<GpuPartition> gpu_partitions;
 };
 
 }  // namespace gpuslice::core

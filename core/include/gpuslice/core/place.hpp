@@ -8,6 +8,7 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/core/scheduler.hpp"
 
 namespace gpuslice::core {
@@ -23,14 +24,27 @@ struct PlaceRequest {
   std::optional<TextInput> existing;
   std::optional<std::string> node_policy;  // binpack | spread; overrides the pod's annotation
   std::optional<std::string> gpu_policy;   // binpack | spread | topology-aware | ...; likewise
+  // A registered policy (policy_names()): "koordinator", "kai-binpack", ...
+  // Unset: HAMi's, steered by node_policy and gpu_policy.
+  std::optional<std::string> policy;
   codec::RequestDefaults defaults;
 };
 
 struct PlaceOutcome {
   Cluster cluster;
-  PodRequest pod;
+  PodRequest pod;  // as the deciding policy read it (translate.hpp)
   Decision decision;
-  std::string allocation_annotation;  // hami.io/vgpu-devices-allocated, empty when not placed
+  std::string policy = "hami";
+  // The deciding scheduler's own record of the cards: HAMi's
+  // hami.io/vgpu-devices-allocated, Koordinator's device-allocated JSON;
+  // empty for KAI (which records groups) or when not placed.
+  std::string allocation_annotation;
+  // Everything it writes on the pod (annotation and label name -> value),
+  // and for KAI a reservation pod per GPU group it opens.
+  std::vector<std::pair<std::string, std::string>> annotations, labels;
+  std::vector<std::string> reservation_pods;
+  std::string enforcement;  // what isolates the pod on its card, in words
+  KaiGroups kai_groups;     // KAI's groups already on the nodes (from --existing)
   // What was read but not counted, as HAMi would skip it (pods on nodes not
   // given, cards no longer registered); the CLI prints them to stderr.
   std::vector<std::string> warnings;
@@ -45,7 +59,7 @@ PlaceOutcome place(const PlaceRequest& request);
 // extender): the nodes of a node list (duplicates refused), and what one
 // already placed pod holds as HAMi's pod cache counts it (nullopt: nothing;
 // what is skipped is said in `warnings`).
-Cluster cluster_of_nodes(const TextInput& nodes);
+Cluster cluster_of_nodes(const TextInput& nodes, std::vector<std::string>* warnings = nullptr);
 struct Holding {
   size_t node = 0;
   PodAllocation allocation;

@@ -1,6 +1,7 @@
 // Placement policies: a scorer with optional parts (card choice, reserve
-// hooks, key ranking, lottery), one file per policy, registered by name.
-// Feasibility is always HAMi's fit.
+// hooks, key ranking, lottery, a dialect's own fit), one file per policy,
+// registered by name. Feasibility is HAMi's fit unless the policy brings
+// its dialect's (Koordinator, KAI).
 #pragma once
 
 #include <functional>
@@ -13,6 +14,8 @@
 
 #include "gpuslice/core/allocation.hpp"
 #include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/dialect.hpp"
+#include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/request.hpp"
 
 namespace gpuslice::core {
@@ -48,7 +51,9 @@ struct PolicyArgs {
 //   key_ranking()    HAMi: ranked by a pod-independent key; its score is
 //                    derived from the key (KeyRankedPolicy), never restated
 //   lottery()        the study's Random: a feasible node uniformly
-// Feasibility is always HAMi's fit; no part decides it.
+//   device_fit()     kube-scheduler's Filter and the device choice of
+//                    Reserve in a dialect's own terms (Koordinator, KAI);
+//                    without it, feasibility is HAMi's fit
 
 // The card of a share: among one node's fitting cards the highest card rank
 // wins (equal: the lower index), after the node's score. Never compared
@@ -91,10 +96,30 @@ class NodeLottery {
   virtual size_t best_draw(std::span<const uint32_t> nodes) const;
 };
 
+// A dialect's own feasibility: whether a pod fits a node at its usage, on
+// which cards and with what grants, or why not (typed, in the dialect's
+// words). The scheduler asks it instead of HAMi's fit.
+class DeviceFit {
+ public:
+  virtual ~DeviceFit() = default;
+  virtual FitResult fit(const NodeView& node, const PodRequest& pod) = 0;
+  // Whether fit would place the pod, without building grants or reasons.
+  virtual bool fits(const NodeView& node, const PodRequest& pod) { return fit(node, pod).fits; }
+  // A cheap necessary condition for fit (false: fit refuses); lets the
+  // scheduler skip full nodes without building an allocation.
+  virtual bool may_fit(const NodeView&, const PodRequest&) { return true; }
+  // What the node's usage passes in this dialect's terms ("" when nothing):
+  // the invariant the simulator checks after every change.
+  virtual std::string over_capacity(const NodeView& node) const = 0;
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string_view name() const = 0;
+  // Whose requests the policy reads (translate.hpp makes a pod say what it
+  // asks in those terms, or names what it cannot carry).
+  virtual Dialect dialect() const { return Dialect::Hami; }
 
   // Node policy name HAMi would apply (binpack|spread) when this policy
   // follows the pod's annotation; research policies return empty.
@@ -103,8 +128,10 @@ class Policy {
   // Card order inside a node for fit (a HAMi GPU policy string).
   virtual std::string gpu_policy_for(const PodRequest& pod) const;
 
-  // Told before each placement decision (PreScore: a policy drawing lots per pod).
-  virtual void begin_pod(const PodRequest&) {}
+  // Told before each placement decision, with the fleet it is made on
+  // (PreScore: a policy drawing lots per pod, or scoring against the
+  // fleet's range, as KAI's nodeplacement does).
+  virtual void begin_pod(const Cluster&, const PodRequest&) {}
 
   // Score: ranks placing `pod` on `node` with `allocation` (usage before the pod).
   virtual NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;
@@ -125,12 +152,18 @@ class Policy {
   //   by its reserve hooks qualifies; randomness does not): scores are kept
   //   per (request shape, node) between placements.
   virtual bool score_changes_only_with_node() const { return score_reads_only_node_state(); }
+  // Equal ranks go to the node whose name sorts first (KAI) instead of the
+  // node listed first. The scheduler then scans nodes in name order (a node
+  // repeating an earlier node's state is skipped only there) and keeps no
+  // scores between placements for it.
+  virtual bool ties_by_name() const { return false; }
 
   // The optional parts (nullptr: the policy has none).
   virtual CardChooser* card_chooser() { return nullptr; }
   virtual ReserveHooks* reserve_hooks() { return nullptr; }
   virtual const KeyRanking* key_ranking() const { return nullptr; }
   virtual NodeLottery* lottery() { return nullptr; }
+  virtual DeviceFit* device_fit() { return nullptr; }
 
  protected:
   std::string default_gpu_policy_ = "spread";
@@ -177,7 +210,9 @@ size_t highest_ticket(std::span<const uint32_t> nodes, Ticket ticket) {
 using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyArgs&)>;
 
 // Registry by name: "hami", "hami-binpack", "hami-spread", "random", "dotprod",
-// "gpupacking", "gpuclustering", "bestfit", "fgd".
+// "gpupacking", "gpuclustering", "bestfit", "fgd", "koordinator",
+// "koordinator-most", "koordinator-fixed", "koordinator-most-fixed",
+// "kai-binpack", "kai-spread".
 // Throws std::invalid_argument for an unknown name or GPU policy string.
 std::unique_ptr<Policy> make_policy(std::string_view name, const PolicyArgs& args = {});
 std::vector<std::string> policy_names();

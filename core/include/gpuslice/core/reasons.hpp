@@ -1,5 +1,7 @@
-// HAMi's failure reasons, spelled exactly as HAMi spells them, and the
-// "<count>/<cards> <Reason>" node reason format.
+// Why a node refuses a pod: HAMi's failure reasons, spelled exactly as HAMi
+// spells them, with the "<count>/<cards> <Reason>" node reason format, and
+// Koordinator's and KAI's filter messages as their schedulers word them
+// (node-wide: they carry no card count).
 #pragma once
 
 #include <array>
@@ -27,6 +29,18 @@ enum class Reason : uint8_t {
   // Host dimensions, as kube-scheduler's NodeResourcesFit words them.
   InsufficientCpu,
   InsufficientMemory,
+  // Koordinator's DeviceShare filter (pkg/scheduler/plugins/deviceshare).
+  KoordInsufficientGpuDevices,       // "Insufficient gpu devices" (the default allocator)
+  KoordInsufficientTopologyGpus,     // "Insufficient GPU Devices" (the topology tree)
+  KoordInsufficientPartitionedGpus,  // "Insufficient Partitioned GPU Devices"
+  KoordMissingPartitionTable,        // "node(s) missing GPU Partition Table"
+  KoordUnsupportedGpuCount,          // "node(s) Unsupported number of GPU requests"
+  KoordIsolationProviderMismatch,    // "GPUIsolationProviderHAMICore not found on the node"
+  // KAI's fit errors (pkg/scheduler/api/common_info/pod_errors.go).
+  KaiNotEnoughGpus,       // "node(s) didn't have enough resources: GPUs"
+  KaiNotEnoughGpuMemory,  // "node(s) didn't have enough resources: GPU memory"
+  KaiNotEnoughCpu,        // "node(s) didn't have enough resources: CPU cores"
+  KaiNotEnoughMemory,     // "node(s) didn't have enough resources: memory"
   kCount
 };
 

@@ -69,7 +69,8 @@ class Scheduler {
 
   // Each node's place in name order (rank[id]), kept while the cluster's
   // node list (its epoch) stays: reports list nodes by name, and sorting
-  // 10,000 names per refused filter cost more than the fit.
+  // 10,000 names per refused filter cost more than the fit. KAI's policies
+  // break ties by name with it.
   std::span<const uint32_t> name_ranks(const Cluster& cluster);
 
   // Charges the decision's allocation and tells the policy.
@@ -87,13 +88,15 @@ class Scheduler {
   // With a policy that keys its own node state, that key must match too.
   size_t first_with_state(const Cluster& cluster, size_t id, const Policy& policy);
   void clear_seen_states(const Cluster& cluster);
+  std::vector<uint32_t> name_rank_;
+  std::vector<uint32_t> name_order_;  // node ids by name
+  uint64_t name_epoch_ = 0;
+  const PodAllocation no_grants_;  // what a dialect's score is handed before the grants exist
 
   FitScratch scratch_;
   // The full report's refusals: node -> (scan stamp, its entry in
   // Decision::failed), so a node in a refused node's state is refused alike.
   std::vector<std::pair<uint32_t, uint32_t>> refused_at_;
-  uint64_t names_epoch_ = 0;
-  std::vector<uint32_t> name_rank_;
   std::vector<int> cards_;   // a share's fitting cards
   PodAllocation candidate_;  // a share on one of them
   uint64_t state_epoch_ = 0;

@@ -26,7 +26,9 @@ class RandomPolicy final : public Policy, public CardChooser, public NodeLottery
   std::string_view name() const override { return "random"; }
   CardChooser* card_chooser() override { return this; }
   NodeLottery* lottery() override { return this; }
-  void begin_pod(const PodRequest&) override { salt_ = splitmix(state_ += 0x9e3779b97f4a7c15ULL); }
+  void begin_pod(const Cluster&, const PodRequest&) override {
+    salt_ = splitmix(state_ += 0x9e3779b97f4a7c15ULL);
+  }
   double node_draw(size_t node) const override { return ticket(node); }
   size_t best_draw(std::span<const uint32_t> nodes) const override {
     // Tickets compare as their 53-bit integers: no conversion per node.

@@ -1,4 +1,4 @@
-// Why a pod fits no node, in HAMi's reasons, without re-running the full
+// Why a pod fits no node, in its scheduler's reasons, without re-running the full
 // report on every node for every refusal: each node's reason for a request
 // shape is kept until that node's usage changes. On a large fleet the
 // refusals of a trace would otherwise cost more than placing the pods.
@@ -11,6 +11,7 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/fit.hpp"
+#include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/reasons.hpp"
 #include "gpuslice/core/request.hpp"
 
@@ -23,8 +24,10 @@ class RefusalExplainer {
  public:
   // Why `pod` (of request shape `shape`, any stable id: pods of one shape
   // must be interchangeable for fit) fits no node, by reason.
+  // `fit`: the policy's own fit when it brings one (Koordinator, KAI),
+  // else HAMi's with `gpu_policy`.
   NodesPerReason reasons(const core::Cluster& cluster, size_t shape, const core::PodRequest& pod,
-                         const std::string& gpu_policy);
+                         const std::string& gpu_policy, core::DeviceFit* fit = nullptr);
 
  private:
   struct Cached {

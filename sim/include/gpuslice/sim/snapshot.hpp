@@ -1,7 +1,9 @@
 // A running cluster as the simulator's starting point: what
 // `kubectl get nodes,pods -A -o yaml` (or -o json) prints from a cluster
-// running HAMi. Nodes with HAMi's registration are the fleet; HAMi's placed
-// pods are the starting usage; Pending pods that ask for HAMi resources are
+// running HAMi, Koordinator (with its Device CRs: add `devices`) or KAI.
+// Nodes with GPUs (HAMi's registration, a Device CR, KAI's GPU labels) are
+// the fleet; placed pods (HAMi's, Koordinator's device-allocated, KAI's GPU
+// groups) are the starting usage; Pending pods that ask for HAMi resources are
 // the queue at time 0, in creation order; every other pod is skipped and
 // counted by reason. Bad input fails with file:line: field: what.
 #pragma once
@@ -63,6 +65,7 @@ inline constexpr const char* kSkipFailed = "Failed";
 inline constexpr const char* kSkipUnknownNode = "on a node not in the snapshot";
 inline constexpr const char* kSkipNotHami = "holds GPUs HAMi did not grant";
 inline constexpr const char* kSkipOverCapacity = "does not fit its node's registered capacity";
+inline constexpr const char* kSkipKaiReservation = "KAI reservation pod (its group's pods hold the card)";
 
 // assume_duration: seconds every pod without gpuslice.io/expected-duration
 // runs (the running ones from time 0); nullopt: such pods never leave.

@@ -10,7 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/kube_objects.hpp"
+#include "gpuslice/core/codec/object_facts.hpp"
+#include "gpuslice/core/dialect.hpp"
 #include "gpuslice/core/model.hpp"
 #include "gpuslice/core/request.hpp"
 
@@ -37,7 +40,7 @@ struct ControllerOwner {
 // What decides whether a pod may be evicted and placed again (gpuslice
 // defrag), beyond its request.
 struct PodMeta {
-  std::map<std::string, std::string> labels;  // metadata.labels
+  TextMap labels;                             // metadata.labels
   std::optional<ControllerOwner> controller;  // none: a bare pod
   std::optional<bool> ready;                  // status.conditions[type=Ready].status, when listed
   bool deleting = false;                      // metadata.deletionTimestamp set
@@ -59,6 +62,11 @@ struct PodDocument {
   // ("45m", "2h30m", "3600" seconds), read by the simulator's snapshots.
   std::string expected_duration;
   int expected_duration_line = 0;
+  // Koordinator's and KAI's marks of a placed pod (docs/dialects.md); KAI's
+  // runai-gpu-group is among meta.labels.
+  std::string koordinator_allocated;  // scheduling.koordinator.sh/device-allocated
+  int koordinator_allocated_line = 0;
+  std::string kai_reserved_gpu;  // run.ai/reserve_for_gpu_index (KAI's reservation pods)
   // HAMi drops Succeeded and Failed pods (k8sutil.IsPodInTerminatedState):
   // what they held is free again.
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }
@@ -71,7 +79,7 @@ struct BudgetDocument {
   std::string ns = "default", name;
   int line = 0;
   bool has_selector = false;  // spec.selector given (an absent one selects no pod)
-  std::map<std::string, std::string> match_labels;
+  TextMap match_labels;
   struct Expression {
     std::string key, op;
     std::vector<std::string> values;
@@ -89,7 +97,10 @@ struct BudgetDocument {
 struct NodeDocument {
   Node node;
   int line = 0;
-  bool unschedulable = false;  // spec.unschedulable (kubectl cordon)
+  bool unschedulable = false;               // spec.unschedulable (kubectl cordon)
+  TextMap labels;                           // metadata.labels
+  std::optional<int64_t> allocatable_gpus;  // status.allocatable nvidia.com/gpu
+  bool registered = false;                  // HAMi's registration annotation was there
 };
 
 // The simulator's own pod annotation: expected run time once placed.
@@ -102,15 +113,36 @@ std::string node_name_problem(std::string_view name);
 
 class ReadContext;
 
-// One decoded object as HAMi reads it; `context` (the reader's, during the
-// visit) names the lines of errors. Throws InputError.
-PodDocument hami_pod(const PodObject& pod, const ReadContext& context, const RequestDefaults& defaults = {});
-NodeDocument hami_node(const NodeObject& node, const ReadContext& context);
+// One decoded object as gpuslice reads it; `context` (the reader's, during
+// the visit) names the lines of errors. Throws InputError. A pod's request
+// is HAMi's resources, else Koordinator's (koordinator.sh/*) or a KAI share
+// (gpu-fraction annotations). A node's cards are HAMi's registration; a node
+// without one gets them from a Koordinator Device or KAI's labels once the
+// whole text is read (complete_dialect_nodes).
+PodDocument pod_document(const PodObject& pod, const ReadContext& context, const RequestDefaults& defaults = {});
+NodeDocument node_document(const NodeObject& node, const ReadContext& context);
+// A Koordinator Device (scheduling.koordinator.sh/v1alpha1) as the dialect
+// codec reads it.
+struct DeviceDocument {
+  KoordinatorDeviceCr cr;
+  int line = 0;
+};
+DeviceDocument device_document(const DeviceObject& device, const ReadContext& context);
+
+// After every object of `source` is read: nodes without HAMi's registration
+// take their cards from the Device of their name, else from KAI's GPU labels
+// (nvidia.com/gpu.count, nvidia.com/gpu.memory). `warnings` gets what was
+// rounded, a Device naming no node, a node with GPUs but no way to count them.
+void complete_dialect_nodes(std::vector<NodeDocument>& nodes, const std::vector<DeviceDocument>& devices,
+                            const std::string& source, std::vector<std::string>& warnings);
 
 // Every Node / Pod of a text (JSON or YAML: multi-document, a v1 List, or a
 // single object), through the one reader. `source` names the file in errors.
-// Objects of other kinds are skipped.
-std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source);
+// Objects of other kinds are skipped, but a Device of the text gives its
+// node's cards (complete_dialect_nodes); `warnings` gets what that rounded
+// or left without a node.
+std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source,
+                                      std::vector<std::string>* warnings = nullptr);
 std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
                                     const RequestDefaults& defaults = {});
 

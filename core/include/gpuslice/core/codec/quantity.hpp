@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gpuslice::core::codec {
@@ -12,5 +13,11 @@ int64_t parse_quantity_milli(std::string_view text);
 int64_t parse_quantity_value(std::string_view text);
 // Value as an integer when it is one (Quantity.AsInt64); throws otherwise.
 int64_t parse_quantity_integer(std::string_view text);
+
+// A whole value as Kubernetes prints resource.NewQuantity(v, DecimalSI)
+// ("50", "1500", "2k") and NewQuantity(v, BinarySI) ("11520Mi", "1536",
+// "16Gi"): the canonical forms Koordinator's annotations carry.
+std::string format_quantity_decimal_si(int64_t value);
+std::string format_quantity_binary_si(int64_t value);
 
 }  // namespace gpuslice::core::codec

@@ -1,0 +1,150 @@
+#include "gpuslice/core/translate.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gpuslice::core {
+
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// HAMi's steering annotations have no Koordinator or KAI counterpart.
+std::optional<TranslationProblem> hami_only_annotations(const PodRequest& pod, Dialect target) {
+  const auto& s = pod.selectors;
+  const char* field = !s.use_types.empty()     ? "nvidia.com/use-gputype"
+                      : !s.nouse_types.empty() ? "nvidia.com/nouse-gputype"
+                      : !s.use_uuids.empty()   ? "nvidia.com/use-gpuuuid"
+                      : !s.nouse_uuids.empty() ? "nvidia.com/nouse-gpuuuid"
+                      : s.numa_bind            ? "nvidia.com/numa-bind"
+                      : !s.vgpu_mode.empty()   ? "nvidia.com/vgpu-mode"
+                                               : nullptr;
+  if (!field) return std::nullopt;
+  return TranslationProblem{field, fmt::format("a HAMi card selector; {} has none", dialect_name(target))};
+}
+
+// Koordinator and KAI give a pod's cards to one request: GPUs asked in a
+// second container, or in an init container, have no place there.
+std::optional<TranslationProblem> one_device_container(const PodRequest& pod, Dialect target) {
+  bool seen = false;
+  for (size_t i = 0; i < pod.container_count(); ++i) {
+    const ContainerRequest& c = pod.container_at(i);
+    if (!c.wants_devices()) continue;
+    const bool init = i < pod.init_containers.size();
+    if (init || seen)
+      return TranslationProblem{
+          fmt::format("{}[{}]", init ? "initContainers" : "containers", c.name),
+          fmt::format("{} gives GPUs to one request per pod; this pod asks them in {}", dialect_name(target),
+                      init ? "an init container" : "a second container")};
+    seen = true;
+  }
+  return std::nullopt;
+}
+
+// A KAI fraction as a whole percentage, when it is one.
+std::optional<int32_t> percent_of(double fraction) {
+  const double pct = fraction * 100;
+  const double whole = std::round(pct);
+  if (std::fabs(pct - whole) > 1e-9 || whole < 1 || whole > 100) return std::nullopt;
+  return static_cast<int32_t>(whole);
+}
+
+std::optional<TranslationProblem> to_hami(ContainerRequest& c) {
+  if (c.memory_bytes > 0) {
+    if (c.memory_bytes % kMiB != 0)
+      return TranslationProblem{
+          "koordinator.sh/gpu-memory",
+          fmt::format("{} bytes per GPU is not a whole MiB; nvidia.com/gpumem counts MiB", c.memory_bytes)};
+    c.memory_mib = c.memory_bytes / kMiB;
+    c.memory_percent = kMemoryPercentUnset;
+    c.memory_bytes = 0;
+  }
+  if (c.memory_fraction > 0) {
+    const auto pct = percent_of(c.memory_fraction);
+    if (!pct)
+      return TranslationProblem{
+          "gpu-fraction",
+          fmt::format("{} is not a whole percent; nvidia.com/gpumem-percentage counts percent",
+                      c.memory_fraction)};
+    c.memory_percent = *pct;
+    c.memory_fraction = 0;
+  }
+  c.cores = std::min(c.cores, 100);  // HAMi clamps gpucores
+  return std::nullopt;
+}
+
+std::optional<TranslationProblem> to_koordinator(ContainerRequest& c) {
+  if (c.memory_fraction > 0) {
+    const auto pct = percent_of(c.memory_fraction);
+    if (!pct)
+      return TranslationProblem{
+          "gpu-fraction",
+          fmt::format("{} is not a whole percent; koordinator.sh/gpu-memory-ratio counts percent",
+                      c.memory_fraction)};
+    c.memory_percent = *pct;
+    c.memory_fraction = 0;
+  }
+  if (c.memory_mib > 0) {  // HAMi reads MiB before a percentage
+    c.memory_bytes = c.memory_mib * kMiB;
+    c.memory_mib = 0;
+    c.memory_percent = kMemoryPercentUnset;
+  }
+  if (c.memory_percent == kMemoryPercentUnset && c.memory_bytes == 0)
+    return TranslationProblem{"koordinator.sh/gpu-core",
+                              "a core share without memory is not a valid Koordinator request "
+                              "(invalid resource device requests)"};
+  return std::nullopt;
+}
+
+std::optional<TranslationProblem> to_kai(ContainerRequest& c) {
+  if (c.memory_bytes > 0) {
+    if (c.memory_bytes % kMiB != 0)
+      return TranslationProblem{
+          "koordinator.sh/gpu-memory",
+          fmt::format("{} bytes per GPU is not a whole MiB; KAI's gpu-memory counts MiB", c.memory_bytes)};
+    c.memory_mib = c.memory_bytes / kMiB;
+    c.memory_bytes = 0;
+    c.memory_percent = kMemoryPercentUnset;
+  }
+  if (c.memory_mib > 0) {
+    c.memory_percent = kMemoryPercentUnset;
+  } else if (c.memory_fraction == 0 && c.memory_percent != kMemoryPercentUnset) {
+    // A whole card with all its compute is a whole GPU (nvidia.com/gpu);
+    // any other share of memory is a fraction.
+    if (!(c.memory_percent >= 100 && c.cores >= 100)) c.memory_fraction = c.memory_percent / 100.0;
+    c.memory_percent = kMemoryPercentUnset;
+  }
+  c.cores = c.memory_fraction > 0 || c.memory_mib > 0 ? 0 : 100;  // KAI has no compute share: time-slicing
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<TranslationProblem> translate(PodRequest& pod, Dialect target) {
+  if (target != Dialect::Hami) {
+    if (auto p = hami_only_annotations(pod, target)) return p;
+    if (auto p = one_device_container(pod, target)) return p;
+  }
+  if (target != Dialect::Koordinator) pod.gpu_isolation_provider.clear();
+  for (auto* list : {&pod.init_containers, &pod.containers})
+    for (ContainerRequest& c : *list) {
+      if (!c.wants_devices()) continue;
+      std::optional<TranslationProblem> p;
+      switch (target) {
+        case Dialect::Hami:
+          p = to_hami(c);
+          break;
+        case Dialect::Koordinator:
+          p = to_koordinator(c);
+          break;
+        case Dialect::Kai:
+          p = to_kai(c);
+          break;
+      }
+      if (p) return p;
+    }
+  return std::nullopt;
+}
+
+}  // namespace gpuslice::core
