@@ -211,12 +211,14 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
     std::string key;
     size_t doc;
   };
+  // What each pod holds is read first: KAI's groups are among its labels.
+  const std::vector<core::PlacedPod> placed = core::read_placed_pods(cluster, docs, source, {}, snap.warnings);
   // Every pod as listed, before the requests below are moved out.
   snap.listed.reserve(docs.size());
   for (auto& d : docs)
     snap.listed.push_back({d.request.ns + "/" + d.request.name, d.phase, std::move(d.meta)});
   std::vector<Queued> queue;
-  for (const core::PlacedPod& p : core::read_placed_pods(cluster, docs, source, {}, snap.warnings)) {
+  for (const core::PlacedPod& p : placed) {
     auto& doc = docs[p.doc];
     const bool gpu = doc.request.wants_devices();
     auto name = [&] { return doc.request.ns + "/" + doc.request.name; };
