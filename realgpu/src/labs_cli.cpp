@@ -40,7 +40,7 @@ void register_labs_command(CLI::App& realgpu) {
   cmd->add_option("--driver", a->driver,
                   "auto (real when libcuda.so.1 answers, else the fake), fake or real");
   cmd->add_option("--seconds", a->o.seconds,
-                  "each compute exercise, sampled once a second, the first 2 s left out (default 6 on the "
+                  "each compute exercise, sampled once a second, the first 2 s left out (default 10 on the "
                   "fake driver, 12 on a GPU)")
       ->check(CLI::Range(4.0, 600.0));
   cmd->add_option("--framework", a->framework,

@@ -22,7 +22,10 @@ report = json.load(open(sys.argv[1]))
 rows = {f"{r['lab']}.{r['step']}": r for r in report["rows"]}
 fields = {"lab", "step", "seed", "ours", "status", "passed", "driver", "gpu", "driver_version", "date"}
 problems = [f"{k}: missing {sorted(fields - r.keys())}" for k, r in rows.items() if not fields <= r.keys()]
-problems += [f"{k}: {r['status']} {r['why']}" for k, r in rows.items() if r["status"] == "FAIL"]
+# A failed row carries its evidence (every utilisation sample, the probe's
+# own busy share), so a red run says whether the cap slipped or a sample did.
+problems += [f"{k}: {r['status']} {r['why']}; figures {json.dumps(r.get('figures'))}"
+             for k, r in rows.items() if r["status"] == "FAIL"]
 MiB = 1 << 20
 want = {
     "000.2": ("granted_bytes", 0), "000.3": ("granted_bytes", 19500 * MiB),
@@ -45,9 +48,9 @@ expect labs-json 0 '"status": "PASS"' -- "$BIN" realgpu labs --lab 002 --driver 
 expect labs-overhead-on 0 '0 PASS, 0 FAIL, 0 SKIP, 5 INFO' -- \
   "$BIN" realgpu labs --lab overhead --overhead on --driver fake --launches 2000 --allocs 3 --seconds 4
 # A row that fails makes the command fail: a compute limiter too slow to act
-# inside the window (its period, 4 s, in a 5 s run) leaves the caps unheld.
+# inside the window (its period, 4 s, in a 6 s run) leaves the caps unheld.
 expect labs-row-fails 1 '3 PASS, 3 FAIL, 0 SKIP' -- \
-  env GPUSLICE_LIMITER_PERIOD_MS=4000 "$BIN" realgpu labs --lab 000 --driver fake
+  env GPUSLICE_LIMITER_PERIOD_MS=4000 "$BIN" realgpu labs --lab 000 --driver fake --seconds 6
 expect labs-bad-lab 2 '--lab' -- "$BIN" realgpu labs --lab 003 --driver fake
 expect labs-torch-on-fake 2 '--framework' -- "$BIN" realgpu labs --framework torch --driver fake
 expect labs-bad-libvgpu 2 'compare-libvgpu' -- "$BIN" realgpu labs --compare-libvgpu "$OUT/none.so" --driver fake

@@ -331,7 +331,9 @@ class OpenedJson {
  public:
   OpenedJson(const KubeText& text, const ReadOptions& options, const char* not_mapping)
       : lines_(text.text()), read_(text, doc_, options.count_lines ? &lines_ : nullptr, options.max_depth) {
-    if (parser_.allocate(text.text().size(), options.max_depth) != simdjson::SUCCESS)
+    // simdjson counts the document itself as a level, and its checked builds
+    // assert below their own bound: ours (Nested) must fire first.
+    if (parser_.allocate(text.text().size(), options.max_depth + 2) != simdjson::SUCCESS)
       read_.context().fail(kNoPosition, "", "JSON: not enough memory to read this file");
     if (auto e = parser_
                      .iterate(simdjson::padded_string_view(text.text().data(), text.text().size(),
