@@ -65,17 +65,18 @@ std::string check_file(const std::string& path) {
   std::vector<core::codec::NodeDocument> nodes;
   std::vector<core::codec::DeviceDocument> devices;
   size_t pods = 0;
-  core::codec::read_kube_objects(core::codec::KubeText::from_string(text, path),
-                                 [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
-                                   if (const auto* n = std::get_if<core::codec::NodeObject>(&object)) {
-                                     nodes.push_back(core::codec::node_document(*n, context));
-                                   } else if (const auto* p = std::get_if<core::codec::PodObject>(&object)) {
-                                     core::codec::pod_document(*p, context);
-                                     ++pods;
-                                   } else if (const auto* d = std::get_if<core::codec::DeviceObject>(&object)) {
-                                     devices.push_back(core::codec::device_document(*d, context));
-                                   }
-                                 });
+  core::codec::read_kube_objects(
+      core::codec::KubeText::from_string(text, path),
+      [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+        if (const auto* n = std::get_if<core::codec::NodeObject>(&object)) {
+          nodes.push_back(core::codec::node_document(*n, context));
+        } else if (const auto* p = std::get_if<core::codec::PodObject>(&object)) {
+          core::codec::pod_document(*p, context);
+          ++pods;
+        } else if (const auto* d = std::get_if<core::codec::DeviceObject>(&object)) {
+          devices.push_back(core::codec::device_document(*d, context));
+        }
+      });
   std::vector<std::string> warnings;
   core::codec::complete_dialect_nodes(nodes, devices, path, warnings);
   for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";

@@ -18,8 +18,9 @@ uint64_t Cluster::next_epoch() {
 namespace {
 // Everything about a node that fit and scoring read, except names and UUIDs.
 std::string shape_key(const Node& n) {
-  std::string key = fmt::format("{}|{}|{}|{}|{}|{}|", n.model, n.capacity.cpu_milli, n.capacity.memory_mib,
-                                n.gpu_isolation_provider, n.gpu_partition_honor, static_cast<int>(n.cards_from));
+  std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|", n.model, n.capacity.cpu_milli, n.capacity.memory_mib,
+                  n.gpu_isolation_provider, n.gpu_partition_honor, static_cast<int>(n.cards_from));
   for (const auto& d : n.devices)
     key += fmt::format("{}/{}/{}/{}/{}/{}/{}/{}/{}/{};", d.type, d.vendor, d.slots, d.memory_mib, d.cores,
                        d.numa, d.pcie, d.mode, d.healthy, d.index);

@@ -473,7 +473,8 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       else if (full)
         refuse(id, std::move(refusal));
     }
-    if (grants_later && best.found) best.allocation = device_fit->fit(cluster.view(best.node), pod).allocation;
+    if (grants_later && best.found)
+      best.allocation = device_fit->fit(cluster.view(best.node), pod).allocation;
   }
 
   if (best.found) {

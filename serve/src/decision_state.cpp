@@ -164,7 +164,8 @@ DecisionState::NodeRecord DecisionState::read_node(const core::codec::NodeObject
     return r;
   }
   try {
-    r.parsed = core::codec::node_document(object, ApiContext("node " + text_of(object.header.meta.name))).node;
+    r.parsed =
+        core::codec::node_document(object, ApiContext("node " + text_of(object.header.meta.name))).node;
   } catch (const core::InputError& e) {
     std::cerr << "gpuslice serve: node skipped: " << e.what() << "\n";
   }
@@ -181,8 +182,8 @@ DecisionState::PodSeen DecisionState::read_pod(const core::codec::PodObject& obj
   p.bound = !text_of(object.node_name).empty();
   try {
     const std::string ns = text_of(meta.namespace_name);
-    p.doc =
-        core::codec::pod_document(object, ApiContext("pod " + ns + "/" + text_of(meta.name)), options_.defaults);
+    p.doc = core::codec::pod_document(object, ApiContext("pod " + ns + "/" + text_of(meta.name)),
+                                      options_.defaults);
     // What a decision never reads is not kept.
     p.doc->created.clear();
     p.doc->created.shrink_to_fit();

@@ -99,11 +99,11 @@ void register_cli(CLI::App& app) {
       ->required();
   cmd->add_option("--seed", a->seed, "random seed (default: the scenario's, else 42)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option(
-      "--policy", a->policy,
-      "hami-binpack | hami-spread | random | dotprod | gpupacking | gpuclustering | bestfit | fgd | koordinator | "
-      "koordinator-most | koordinator-fixed | koordinator-most-fixed | kai-binpack | kai-spread; "
-      "several (a,b,c): one run each in OUT/<policy>, then OUT/compare.html");
+  cmd->add_option("--policy", a->policy,
+                  "hami-binpack | hami-spread | random | dotprod | gpupacking | gpuclustering | bestfit | "
+                  "fgd | koordinator | "
+                  "koordinator-most | koordinator-fixed | koordinator-most-fixed | kai-binpack | kai-spread; "
+                  "several (a,b,c): one run each in OUT/<policy>, then OUT/compare.html");
   cmd->add_option("--openb-nodes", a->openb_nodes, "openb node list CSV");
   cmd->add_option("--openb-pods", a->openb_pods, "openb pod list CSV");
   cmd->add_option("--tune", a->tune,

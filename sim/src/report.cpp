@@ -1,8 +1,6 @@
 #include "gpuslice/sim/report.hpp"
 
 #include <fmt/format.h>
-
-#include "gpuslice/core/policy.hpp"
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
@@ -14,6 +12,7 @@
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/csv_table.hpp"
 #include "gpuslice/sim/html_report.hpp"
 #include "gpuslice/sim/timeline_columns.hpp"
@@ -192,8 +191,8 @@ void print_table(const RunResult& r, std::ostream& out) {
     if (pod.start >= 0)
       fmt::print(
           out, "    {:<28} -> {} {}{}\n      {}: {}\n", pod.name, pod.node, cards_of(pod.allocation),
-          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "", grants,
-          pod.allocation);
+          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "",
+          grants, pod.allocation);
     else
       fmt::print(out, "    {:<28} {} ({}){}{}\n", pod.name,
                  pod.status == "refused" ? "refused" : "still pending", pod.reason,

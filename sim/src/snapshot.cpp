@@ -167,15 +167,15 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   std::vector<core::codec::PodDocument> docs;
   std::vector<core::codec::NodeDocument> nodes;
   std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
-  core::codec::read_kube_objects(text, [&](core::codec::KubeObject&& object,
-                                           const core::codec::ReadContext& context) {
-    if (auto* node = std::get_if<core::codec::NodeObject>(&object))
-      nodes.push_back(core::codec::node_document(*node, context));
-    else if (auto* pod = std::get_if<core::codec::PodObject>(&object))
-      docs.push_back(core::codec::pod_document(*pod, context, defaults));
-    else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
-      devices.push_back(core::codec::device_document(*device, context));
-  });
+  core::codec::read_kube_objects(
+      text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+        if (auto* node = std::get_if<core::codec::NodeObject>(&object))
+          nodes.push_back(core::codec::node_document(*node, context));
+        else if (auto* pod = std::get_if<core::codec::PodObject>(&object))
+          docs.push_back(core::codec::pod_document(*pod, context, defaults));
+        else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
+          devices.push_back(core::codec::device_document(*device, context));
+      });
   core::codec::complete_dialect_nodes(nodes, devices, source, snap.warnings);
   for (core::codec::NodeDocument& nd : nodes) {
     if (cluster.find(nd.node.name))
@@ -212,7 +212,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
     size_t doc;
   };
   // What each pod holds is read first: KAI's groups are among its labels.
-  const std::vector<core::PlacedPod> placed = core::read_placed_pods(cluster, docs, source, {}, snap.warnings);
+  const std::vector<core::PlacedPod> placed =
+      core::read_placed_pods(cluster, docs, source, {}, snap.warnings);
   // Every pod as listed, before the requests below are moved out.
   snap.listed.reserve(docs.size());
   for (auto& d : docs)

@@ -86,7 +86,8 @@ TEST_CASE("dialects: one mixed workload under HAMi, FGD, Koordinator and KAI sta
     CHECK(placed > 150);  // the fleet takes most of it under every scheduler
     CHECK_FALSE(held.empty());
     for (const auto& [uuid, h] : held) {
-      INFO("card " << uuid << ": " << h.pods << " pods, " << h.memory_mib << " MiB, " << h.cores << "% cores");
+      INFO("card " << uuid << ": " << h.pods << " pods, " << h.memory_mib << " MiB, " << h.cores
+                   << "% cores");
       const core::Device& d = *cards.at(uuid);
       if (policy == "koordinator") {
         // DeviceShare: gpu-core within the card; bytes within it but for

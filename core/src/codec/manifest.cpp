@@ -250,7 +250,6 @@ ContainerRequest parse_container(const Doc& doc, const ContainerObject& c, const
   return r;
 }
 
-
 // Labels, the controlling owner and deletion: what makes a pod movable.
 void read_pod_meta(const Doc& doc, const ObjectMeta& meta, PodMeta& out) {
   out.labels = string_map(doc, meta.labels, "metadata.labels");
@@ -271,6 +270,13 @@ void read_pod_meta(const Doc& doc, const ObjectMeta& meta, PodMeta& out) {
 void read_ready_condition(const PodObject& pod, PodMeta& out) {
   for (const auto& c : pod.conditions)
     if (c.type.is_text() && c.type.text == "Ready") out.ready = c.status.is_text() && c.status.text == "True";
+}
+
+// metadata.name, which every object read here must have (`missing` says so).
+const std::string& object_name(const Doc& doc, const ObjectHeader& header, const char* missing) {
+  if (header.meta.kind != Scalar::Kind::Mapping || !header.meta.name.present())
+    doc.fail(header.at, "metadata.name", missing);
+  return doc.scalar(header.meta.name, "metadata.name");
 }
 
 // Koordinator's and KAI's codecs read a pod as plain facts; only a pod that
@@ -380,9 +386,7 @@ PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefault
   pd.line = doc.ctx.line_of(obj.header.at);
   PodRequest& p = pd.request;
   const ObjectMeta& meta = obj.header.meta;
-  if (meta.kind != Scalar::Kind::Mapping || !meta.name.present())
-    doc.fail(obj.header.at, "metadata.name", "a Pod needs a name");
-  p.name = doc.scalar(meta.name, "metadata.name");
+  p.name = object_name(doc, obj.header, "a Pod needs a name");
   if (meta.namespace_name.present()) p.ns = doc.scalar(meta.namespace_name, "metadata.namespace");
   if (meta.uid.present()) p.uid = doc.scalar(meta.uid, "metadata.uid");
   if (meta.creation_timestamp.given()) {
@@ -511,9 +515,7 @@ NodeDocument parse_node(const Doc& doc, const NodeObject& obj) {
   nd.line = doc.ctx.line_of(obj.header.at);
   Node& n = nd.node;
   const ObjectMeta& meta = obj.header.meta;
-  if (meta.kind != Scalar::Kind::Mapping || !meta.name.present())
-    doc.fail(obj.header.at, "metadata.name", "a Node needs a name");
-  n.name = doc.scalar(meta.name, "metadata.name");
+  n.name = object_name(doc, obj.header, "a Node needs a name");
   if (std::string problem = node_name_problem(n.name); !problem.empty())
     doc.fail(meta.name.at, "metadata.name", problem);
   nd.labels = string_map(doc, meta.labels, "metadata.labels");
@@ -571,9 +573,7 @@ DeviceDocument parse_device(const Doc& doc, const DeviceObject& obj) {
   out.line = doc.ctx.line_of(obj.header.at);
   KoordinatorDeviceCr& cr = out.cr;
   const ObjectMeta& meta = obj.header.meta;
-  if (meta.kind != Scalar::Kind::Mapping || !meta.name.given())
-    doc.fail(obj.header.at, "metadata.name", "a Device needs the name of its node");
-  cr.name = doc.scalar(meta.name, "metadata.name");
+  cr.name = object_name(doc, obj.header, "a Device needs the name of its node");
   cr.labels = string_map(doc, meta.labels, "metadata.labels");
   cr.annotations = string_map(doc, meta.annotations, "metadata.annotations");
   for (size_t i = 0; i < obj.devices.size(); ++i) {
@@ -595,7 +595,8 @@ DeviceDocument parse_device(const Doc& doc, const DeviceObject& obj) {
     if (d.uuid.given()) info.uuid = doc.scalar(d.uuid, where, "id");
     if (d.minor.given()) info.minor = integer(d.minor, "minor");
     if (d.health.given())
-      info.health = parse_bool_annotation(doc, d.health.at, where + "health", doc.scalar(d.health, where, "health"));
+      info.health =
+          parse_bool_annotation(doc, d.health.at, where + "health", doc.scalar(d.health, where, "health"));
     info.resources = string_map(doc, d.resources, where + "resources");
     // Any topology field written counts as topology (the Device's
     // topology mapping); socket and bus are read but not modelled.
@@ -642,8 +643,8 @@ void complete_dialect_nodes(std::vector<NodeDocument>& nodes, const std::vector<
     for (const DeviceDocument& d : devices) {
       const auto it = by_name.find(d.cr.name);
       if (it == by_name.end()) {
-        warnings.push_back(
-            fmt::format("{}:{}: Device '{}' names no Node in the list: not counted", source, d.line, d.cr.name));
+        warnings.push_back(fmt::format("{}:{}: Device '{}' names no Node in the list: not counted", source,
+                                       d.line, d.cr.name));
         continue;
       }
       NodeDocument& node = *it->second;

@@ -95,7 +95,8 @@ void KaiPolicy::begin_pod(const Cluster& cluster, const PodRequest& pod) {
   }
 }
 
-bool KaiPolicy::takes(const NodeView& node, const PodRequest& pod, const KaiRequirement& r, const KaiNode& k) {
+bool KaiPolicy::takes(const NodeView& node, const PodRequest& pod, const KaiRequirement& r,
+                      const KaiNode& k) {
   fitting_.clear();
   if (host_shortfall(node, pod).any()) return false;
   const int64_t memory = kai_memory_per_device(r, k.gpu_memory);

@@ -119,7 +119,8 @@ class ReadContext;
 // (gpu-fraction annotations). A node's cards are HAMi's registration; a node
 // without one gets them from a Koordinator Device or KAI's labels once the
 // whole text is read (complete_dialect_nodes).
-PodDocument pod_document(const PodObject& pod, const ReadContext& context, const RequestDefaults& defaults = {});
+PodDocument pod_document(const PodObject& pod, const ReadContext& context,
+                         const RequestDefaults& defaults = {});
 NodeDocument node_document(const NodeObject& node, const ReadContext& context);
 // A Koordinator Device (scheduling.koordinator.sh/v1alpha1) as the dialect
 // codec reads it.

@@ -81,7 +81,7 @@ class KaiPolicy final : public Policy, public DeviceFit {
   std::string name_;
   bool spread_ = false;
   double min_free_ = 0, max_free_ = 0;  // this pod's pre-order range
-  KaiNode node_;                         // scratch
+  KaiNode node_;                        // scratch
   std::vector<const KaiNode::Group*> fitting_;
 };
 
