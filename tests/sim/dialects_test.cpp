@@ -11,6 +11,9 @@
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/policies/kai.hpp"
+#include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/scheduler.hpp"
+#include "gpuslice/core/translate.hpp"
 #include "gpuslice/sim/csv_table.hpp"
 #include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/scenario.hpp"
@@ -110,4 +113,41 @@ TEST_CASE("dialects: one mixed workload under HAMi, FGD, Koordinator and KAI sta
     }
   }
   std::filesystem::remove_all(dir);
+}
+
+// Found by fuzz_manifest: a HAMi fleet replayed under KAI, on a node whose
+// cards register under 100 MiB, reads a GPU memory of 0 MiB (KAI floors it to
+// a multiple of 100); a request in MiB is then an infinite portion of a GPU.
+// It is refused for both, with no float-to-integer overflow (clang's
+// UBSan, the fuzz build's, reports one; GCC's -fsanitize=undefined does not
+// check float casts).
+TEST_CASE("dialects: KAI refuses a MiB request on a node of no GPU memory", "[sim][dialects]") {
+  core::Node node;
+  node.name = "n1";
+  node.capacity = {8000, 32768};
+  core::Device card;
+  card.uuid = "GPU-n1-0";
+  card.type = "NVIDIA-Tesla T4";
+  card.slots = 10;
+  card.memory_mib = 64;
+  card.cores = 100;
+  card.healthy = true;
+  node.devices.push_back(card);
+  core::Cluster cluster;
+  cluster.add_node(node);
+  core::PodRequest pod;
+  pod.name = "p";
+  core::ContainerRequest c;
+  c.count = 1;
+  c.memory_mib = 2000;
+  pod.containers.push_back(c);
+  REQUIRE_FALSE(core::translate(pod, core::Dialect::Kai));
+  auto policy = core::make_policy("kai-binpack");
+  core::Scheduler scheduler;
+  const core::Decision d = scheduler.place(cluster, pod, *policy, core::Detail::Full);
+  CHECK_FALSE(d.placed());
+  REQUIRE(d.failed.size() == 1);
+  // Neither GPUs nor GPU memory for it (KAI's FittingError, in its order).
+  CHECK(d.failed.front().second.format() ==
+        "node(s) didn't have enough resources: GPU memory, node(s) didn't have enough resources: GPUs");
 }

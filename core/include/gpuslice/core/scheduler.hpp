@@ -91,7 +91,7 @@ class Scheduler {
   std::vector<uint32_t> name_rank_;
   std::vector<uint32_t> name_order_;  // node ids by name
   uint64_t name_epoch_ = 0;
-  const PodAllocation no_grants_;  // what a dialect's score is handed before the grants exist
+  const PodAllocation no_grants_{};  // what a dialect's score is handed before the grants exist
 
   FitScratch scratch_;
   // The full report's refusals: node -> (scan stamp, its entry in

@@ -23,6 +23,9 @@ constexpr double kGpuSharing = 10000;
 
 // getExtendedResourceGpus: portion x count in hundredths.
 double extended_gpus(double portion, int count) {
+  // A node that reports no GPU memory makes a memory request an infinite
+  // portion (portion_of): no count of GPUs holds it.
+  if (!std::isfinite(portion)) return std::numeric_limits<double>::infinity();
   return static_cast<double>(static_cast<int64_t>(std::round(portion * 100)) * count) / 100;
 }
 
@@ -37,6 +40,7 @@ double portion_of(int64_t mib, int64_t gpu_memory) {
 bool valid_portion(const KaiRequirement& r, int64_t gpu_memory) {
   if (r.kind == KaiRequirement::Kind::Memory) {
     const double p = portion_of(r.memory_mib, gpu_memory);
+    if (!std::isfinite(p)) return false;
     return p <= 1 || p == static_cast<double>(static_cast<int64_t>(p));
   }
   return r.kind != KaiRequirement::Kind::Fraction || r.fraction <= 1;
