@@ -50,41 +50,40 @@ std::optional<int32_t> percent_of(double fraction) {
   return static_cast<int32_t>(whole);
 }
 
+// Koordinator's bytes as MiB, for a target whose `field` counts MiB.
+std::optional<TranslationProblem> bytes_as_mib(ContainerRequest& c, const char* field) {
+  if (c.memory_bytes == 0) return std::nullopt;
+  if (c.memory_bytes % kMiB != 0)
+    return TranslationProblem{
+        "koordinator.sh/gpu-memory",
+        fmt::format("{} bytes per GPU is not a whole MiB; {} counts MiB", c.memory_bytes, field)};
+  c.memory_mib = c.memory_bytes / kMiB;
+  c.memory_percent = kMemoryPercentUnset;
+  c.memory_bytes = 0;
+  return std::nullopt;
+}
+
+// KAI's fraction as a percentage, for a target whose `field` counts percent.
+std::optional<TranslationProblem> fraction_as_percent(ContainerRequest& c, const char* field) {
+  if (c.memory_fraction == 0) return std::nullopt;
+  const auto pct = percent_of(c.memory_fraction);
+  if (!pct)
+    return TranslationProblem{"gpu-fraction", fmt::format("{} is not a whole percent; {} counts percent",
+                                                          c.memory_fraction, field)};
+  c.memory_percent = *pct;
+  c.memory_fraction = 0;
+  return std::nullopt;
+}
+
 std::optional<TranslationProblem> to_hami(ContainerRequest& c) {
-  if (c.memory_bytes > 0) {
-    if (c.memory_bytes % kMiB != 0)
-      return TranslationProblem{
-          "koordinator.sh/gpu-memory",
-          fmt::format("{} bytes per GPU is not a whole MiB; nvidia.com/gpumem counts MiB", c.memory_bytes)};
-    c.memory_mib = c.memory_bytes / kMiB;
-    c.memory_percent = kMemoryPercentUnset;
-    c.memory_bytes = 0;
-  }
-  if (c.memory_fraction > 0) {
-    const auto pct = percent_of(c.memory_fraction);
-    if (!pct)
-      return TranslationProblem{
-          "gpu-fraction",
-          fmt::format("{} is not a whole percent; nvidia.com/gpumem-percentage counts percent",
-                      c.memory_fraction)};
-    c.memory_percent = *pct;
-    c.memory_fraction = 0;
-  }
+  if (auto p = bytes_as_mib(c, "nvidia.com/gpumem")) return p;
+  if (auto p = fraction_as_percent(c, "nvidia.com/gpumem-percentage")) return p;
   c.cores = std::min(c.cores, 100);  // HAMi clamps gpucores
   return std::nullopt;
 }
 
 std::optional<TranslationProblem> to_koordinator(ContainerRequest& c) {
-  if (c.memory_fraction > 0) {
-    const auto pct = percent_of(c.memory_fraction);
-    if (!pct)
-      return TranslationProblem{
-          "gpu-fraction",
-          fmt::format("{} is not a whole percent; koordinator.sh/gpu-memory-ratio counts percent",
-                      c.memory_fraction)};
-    c.memory_percent = *pct;
-    c.memory_fraction = 0;
-  }
+  if (auto p = fraction_as_percent(c, "koordinator.sh/gpu-memory-ratio")) return p;
   if (c.memory_mib > 0) {  // HAMi reads MiB before a percentage
     c.memory_bytes = c.memory_mib * kMiB;
     c.memory_mib = 0;
@@ -98,15 +97,7 @@ std::optional<TranslationProblem> to_koordinator(ContainerRequest& c) {
 }
 
 std::optional<TranslationProblem> to_kai(ContainerRequest& c) {
-  if (c.memory_bytes > 0) {
-    if (c.memory_bytes % kMiB != 0)
-      return TranslationProblem{
-          "koordinator.sh/gpu-memory",
-          fmt::format("{} bytes per GPU is not a whole MiB; KAI's gpu-memory counts MiB", c.memory_bytes)};
-    c.memory_mib = c.memory_bytes / kMiB;
-    c.memory_bytes = 0;
-    c.memory_percent = kMemoryPercentUnset;
-  }
+  if (auto p = bytes_as_mib(c, "KAI's gpu-memory")) return p;
   if (c.memory_mib > 0) {
     c.memory_percent = kMemoryPercentUnset;
   } else if (c.memory_fraction == 0 && c.memory_percent != kMemoryPercentUnset) {

@@ -78,11 +78,6 @@ bool has_whole_gpu_limit(const PodFacts& pod) {
 
 }  // namespace
 
-bool asks_kai_share(const PodFacts& pod) {
-  return pod.annotations.contains(kKaiGpuFraction) || pod.annotations.contains(kKaiGpuMemory) ||
-         pod.annotations.contains(kKaiNumDevices);
-}
-
 KaiShare decode_kai_share(const PodFacts& pod) {
   // gpu_request_validator.go ValidateGpuRequests, in its order.
   const std::string* fraction = find(pod.annotations, kKaiGpuFraction);

@@ -134,15 +134,6 @@ int64_t pod_value(const PodFacts& pod, std::string_view resource) {
 
 }  // namespace
 
-bool asks_koordinator_gpu(const PodFacts& pod) {
-  for (const auto* list : {&pod.init_containers, &pod.containers})
-    for (const auto& c : *list)
-      for (const auto* m : {&c.requests, &c.limits})
-        for (const auto& [name, value] : *m)
-          if (name.starts_with("koordinator.sh/gpu")) return true;
-  return false;
-}
-
 std::optional<ContainerRequest> decode_koordinator_request(const PodFacts& pod) {
   for (std::string_view a :
        {"scheduling.koordinator.sh/device-allocate-hint", "scheduling.koordinator.sh/device-joint-allocate",

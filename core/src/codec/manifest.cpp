@@ -286,12 +286,12 @@ bool names_koordinator_gpu(const PodObject& obj) {
     for (const ContainerObject& c : *list)
       for (const StringMap* m : {&c.requests, &c.limits})
         for (const Entry& e : m->entries)
-          if (e.key.starts_with("koordinator.sh/gpu")) return true;
+          if (is_koordinator_gpu_resource(e.key)) return true;
   return false;
 }
 bool names_kai_share(const ObjectMeta& meta) {
-  return meta.annotations.find(kKaiGpuFraction) || meta.annotations.find(kKaiGpuMemory) ||
-         meta.annotations.find(kKaiNumDevices);
+  return std::any_of(meta.annotations.entries.begin(), meta.annotations.entries.end(),
+                     [](const Entry& e) { return is_kai_share_annotation(e.key); });
 }
 
 PodFacts pod_facts(const Doc& doc, const PodObject& obj) {
@@ -338,7 +338,7 @@ void apply_dialect_requests(const Doc& doc, const PodObject& obj, PodRequest& p)
     // The pod-level request goes on the first container naming a GPU resource.
     const auto names_gpu = [](const TextMap& m) {
       return std::any_of(m.begin(), m.end(), [](const auto& kv) {
-        return kv.first.starts_with("koordinator.sh/gpu") || kv.first == "nvidia.com/gpu";
+        return is_koordinator_gpu_resource(kv.first) || kv.first == "nvidia.com/gpu";
       });
     };
     const size_t inits = facts.init_containers.size();
@@ -518,9 +518,13 @@ NodeDocument parse_node(const Doc& doc, const NodeObject& obj) {
   n.name = object_name(doc, obj.header, "a Node needs a name");
   if (std::string problem = node_name_problem(n.name); !problem.empty())
     doc.fail(meta.name.at, "metadata.name", problem);
-  nd.labels = string_map(doc, meta.labels, "metadata.labels");
   auto field = [](std::string_view key) { return "metadata.annotations." + std::string(key); };
-  if (const Entry* reg = meta.annotations.find(kRegisterAnnotation)) {
+  const Entry* reg = meta.annotations.find(kRegisterAnnotation);
+  // The labels say a Koordinator or KAI node's cards: read only for a node
+  // HAMi has not registered (a kubectl node carries a score of them).
+  if (!reg) {
+    nd.labels = string_map(doc, meta.labels, "metadata.labels");
+  } else {
     nd.registered = true;
     try {
       n.devices = decode_registration(doc.scalar(reg->value, field(kRegisterAnnotation)));

@@ -66,10 +66,13 @@ bool fits_group(const KaiNode::Group& g, int64_t gpu_memory, int64_t memory) {
   return g.used_mib != 0 && gpu_memory - g.used_mib - memory >= 0;
 }
 
-struct HostFree {
-  double cpu = 0, overall = 0;
+// What nodeplacement weighs on a node: its CPU for a CPU-only pod, else
+// its whole GPUs (`k`, the node's KAI view), free and overall.
+struct Room {
+  double free = 0, overall = 0;
 };
-HostFree cpu_of(const NodeView& node) {
+Room placement_room(const NodeView& node, const KaiNode& k, bool cpu_only) {
+  if (!cpu_only) return {static_cast<double>(k.idle), static_cast<double>(k.gpus)};
   const double cap = static_cast<double>(node.node->capacity.cpu_milli);
   return {cap - static_cast<double>(node.host_used.cpu_milli), cap};
 }
@@ -83,19 +86,11 @@ void KaiPolicy::begin_pod(const Cluster& cluster, const PodRequest& pod) {
   max_free_ = 0;
   for (size_t id = 0; id < cluster.size(); ++id) {
     const NodeView view = cluster.view(id);
-    double overall = 0, free = 0;
-    if (cpu_only) {
-      const HostFree h = cpu_of(view);
-      overall = h.overall;
-      free = h.cpu;
-    } else {
-      kai_node(view, node_);
-      overall = node_.gpus;
-      free = node_.idle;
-    }
-    if (overall == 0) continue;
-    min_free_ = std::min(min_free_, free);
-    max_free_ = std::max(max_free_, free);
+    if (!cpu_only) kai_node(view, node_);
+    const Room room = placement_room(view, node_, cpu_only);
+    if (room.overall == 0) continue;
+    min_free_ = std::min(min_free_, room.free);
+    max_free_ = std::max(max_free_, room.free);
   }
 }
 
@@ -209,15 +204,7 @@ NodeScore KaiPolicy::score(const NodeView& node, const PodRequest& pod, const Po
                     [&](const KaiNode::Group& g) { return fits_group(g, k.gpu_memory, memory); }))
       s += kGpuSharing;
   }
-  double overall = 0, free = 0;
-  if (cpu_only) {
-    const HostFree h = cpu_of(node);
-    overall = h.overall;
-    free = h.cpu;
-  } else {
-    overall = k.gpus;
-    free = k.idle;
-  }
+  const auto [free, overall] = placement_room(node, k, cpu_only);
   if (spread_) {
     // nodeResourceSpread: the share not allocated (GPUs: of the node's count).
     if (overall != 0) s += free / overall;

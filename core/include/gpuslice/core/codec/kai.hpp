@@ -32,9 +32,11 @@ inline constexpr std::string_view kGfdGpuMemory = "nvidia.com/gpu.memory";
 inline constexpr std::string_view kGfdGpuCount = "nvidia.com/gpu.count";
 inline constexpr std::string_view kGfdGpuProduct = "nvidia.com/gpu.product";
 
-// True when a pod asks a KAI share (gpu-fraction, gpu-memory or
-// gpu-fraction-num-devices annotation).
-bool asks_kai_share(const PodFacts& pod);
+// An annotation that asks a KAI share (gpu-fraction, gpu-memory,
+// gpu-fraction-num-devices): a pod carrying one is read as KAI's.
+inline bool is_kai_share_annotation(std::string_view key) {
+  return key == kKaiGpuFraction || key == kKaiGpuMemory || key == kKaiNumDevices;
+}
 
 // A KAI share applied to the container it names: that container's request
 // becomes `count` devices of the fraction or MiB asked. ValidateGpuRequests'

@@ -25,8 +25,12 @@ inline constexpr std::string_view kKoordGpuVendor = "node.koordinator.sh/gpu-ven
 inline constexpr std::string_view kKoordPartitionPolicy = "node.koordinator.sh/gpu-partition-policy";
 inline constexpr std::string_view kKoordPartitions = "scheduling.koordinator.sh/gpu-partitions";
 
-// True when a pod names one of Koordinator's own GPU resources (koordinator.sh/...).
-bool asks_koordinator_gpu(const PodFacts& pod);
+// One of Koordinator's own GPU resources (koordinator.sh/gpu, gpu-core,
+// gpu-memory, gpu-memory-ratio, gpu.shared): a pod naming one is read as
+// Koordinator's.
+inline bool is_koordinator_gpu_resource(std::string_view name) {
+  return name.starts_with("koordinator.sh/gpu");
+}
 
 // The pod's GPU request as DeviceShare's PreFilter reads it: the pod's
 // requests summed (init containers at their peak), validated as
