@@ -67,10 +67,10 @@ bool may_fit(const NodeView& node, const PodRequest& pod) {
   return true;
 }
 
-// may_fit for the policy's own fit, when it brings one.
-bool may_fit(Policy& policy, const NodeView& node, const PodRequest& pod) {
-  if (DeviceFit* fit = policy.device_fit()) return fit->may_fit(node, pod);
-  return may_fit(node, pod);
+// may_fit for the policy's own fit, when it brings one (`device_fit`,
+// asked of the policy once per placement, not once per node).
+bool may_fit(DeviceFit* device_fit, const NodeView& node, const PodRequest& pod) {
+  return device_fit ? device_fit->may_fit(node, pod) : may_fit(node, pod);
 }
 
 uint64_t mix(uint64_t h, uint64_t v) {
@@ -363,7 +363,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     // in cluster order (place_among), skipping what cannot change the choice.
     for (size_t id : *among) {
       const NodeView view = cluster.view(id);
-      if (!full && !may_fit(policy, view, pod)) continue;
+      if (!full && !may_fit(device_fit, view, pod)) continue;
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       if (refused_alike(id)) continue;
       NodeScore score;
@@ -390,7 +390,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         c.primed = false;
       }
       for_changed_nodes(cluster, c, [&](size_t id) {
-        const bool fits = may_fit(policy, cluster.view(id), pod);  // may fit: fit_pod decides if drawn
+        const bool fits = may_fit(device_fit, cluster.view(id), pod);  // may fit: fit_pod decides if drawn
         const bool member = c.member_at[id] != UINT32_MAX;
         if (fits && !member) {
           c.member_at[id] = static_cast<uint32_t>(c.members.size());
@@ -402,7 +402,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     } else {
       draw_scratch_.clear();
       for (size_t id = 0; id < cluster.size(); ++id)
-        if (may_fit(policy, cluster.view(id), pod)) draw_scratch_.push_back(static_cast<uint32_t>(id));
+        if (may_fit(device_fit, cluster.view(id), pod)) draw_scratch_.push_back(static_cast<uint32_t>(id));
     }
     std::vector<uint32_t>& drawn = cache ? cache->members : draw_scratch_;
     while (!drawn.empty()) {
@@ -439,7 +439,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         e.score = cache.nodes[same].score;
       } else {
         const NodeView view = cluster.view(id);
-        e.fits = may_fit(policy, view, pod) && evaluate(view, e.score, nullptr, nullptr);
+        e.fits = may_fit(device_fit, view, pod) && evaluate(view, e.score, nullptr, nullptr);
       }
       if (e.fits)
         cache.fitting.set(id, e.score.rank);
@@ -462,7 +462,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     for (size_t k = 0; k < cluster.size(); ++k) {
       const size_t id = !by_name.empty() ? name_order_[k] : k;
       const NodeView view = cluster.view(id);
-      if (!full && !may_fit(policy, view, pod)) continue;
+      if (!full && !may_fit(device_fit, view, pod)) continue;
       if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
       if (refused_alike(id)) continue;
       NodeScore score;
