@@ -4,6 +4,7 @@
 // kinds gpuslice does not read, and text that is broken or hostile.
 #include "gpuslice/core/codec/kube_reader.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
@@ -353,4 +354,20 @@ TEST_CASE("a 1 GiB line of JSON is read and an error after it names line 1", "[c
   std::filesystem::remove(path);
   CHECK(pods_seen == 1);
   CHECK(what.rfind(path.string() + ":1: metadata", 0) == 0);
+}
+
+TEST_CASE("each object's line is counted right across short, long and blank lines", "[codec][kube_reader]") {
+  // Lines of every length around the eight bytes the counter takes at once.
+  std::string text = "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n";
+  std::vector<int> want;
+  for (int i = 0; i < 40; ++i) {
+    text += std::string(static_cast<size_t>(i % 11), ' ') + "\n" + std::string(static_cast<size_t>(i), '\n');
+    want.push_back(1 + static_cast<int>(std::count(text.begin(), text.end(), '\n')));
+    text += std::string(i ? "," : "") + "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"p" +
+            std::to_string(i) + "\"},\n \"spec\": {\"containers\": [{\"name\": \"c\"}]}}";
+  }
+  text += "]}\n";
+  const KubeObjects objects = read(text);
+  REQUIRE(objects.pods.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(objects.pods[i].header.line == want[i]);
 }
