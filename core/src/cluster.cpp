@@ -95,7 +95,11 @@ std::optional<size_t> Cluster::find(std::string_view name) const {
 }
 
 std::span<const DeviceUsage> Cluster::usage(size_t id) const {
-  return {usage_.data() + first_device_[id], nodes_[id].devices.size()};
+  // From the offsets alone: reading the node's card list for its size
+  // missed the cache once per node in a scan of 10,000 nodes.
+  const uint32_t end =
+      id + 1 < first_device_.size() ? first_device_[id + 1] : static_cast<uint32_t>(usage_.size());
+  return {usage_.data() + first_device_[id], end - first_device_[id]};
 }
 
 NodeView Cluster::view(size_t id) const {

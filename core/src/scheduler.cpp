@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <array>
 
 namespace gpuslice::core {
 
@@ -151,6 +151,7 @@ size_t Scheduler::first_with_state(const Cluster& cluster, size_t id, const Poli
   if (state_epoch_ != cluster.epoch() || state_hash_.size() != cluster.size()) {
     state_epoch_ = cluster.epoch();
     state_hash_.assign(cluster.size(), {UINT64_MAX, 0});
+    verified_same_.assign(cluster.size(), {});
   }
   auto& cached = state_hash_[id];
   if (cached.first != cluster.version(id)) cached = {cluster.version(id), state_hash(cluster, id)};
@@ -162,8 +163,18 @@ size_t Scheduler::first_with_state(const Cluster& cluster, size_t id, const Poli
       e = {hash, key, static_cast<uint32_t>(id), seen_stamp_};
       return id;
     }
-    // Equal hashes are checked: a collision is a state of its own.
-    if (e.hash == hash && e.key == key && cluster.same_state(e.node, id)) return e.node;
+    // Equal hashes are checked: a collision is a state of its own. A check
+    // holds while neither node changes: a filter naming 10,000 unchanged
+    // nodes again compares versions, not every card's usage.
+    if (e.hash == hash && e.key == key) {
+      VerifiedSame& v = verified_same_[id];
+      const VerifiedSame now{e.node, cluster.version(e.node), cluster.version(id)};
+      if (v == now) return e.node;
+      if (cluster.same_state(e.node, id)) {
+        v = now;
+        return e.node;
+      }
+    }
   }
 }
 
@@ -532,19 +543,45 @@ std::string filtering_succeed_message(const Cluster& cluster, const Decision& de
 
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
                                            size_t considered, std::span<const uint32_t> name_rank) {
-  std::map<std::string_view, std::vector<size_t>> by_reason;
-  for (const auto& failed : decision.failed) {
-    const size_t id = failed.first;  // not a structured binding: clang 14 cannot capture one
-    failed.second.for_each_reason([&](Reason r) { by_reason[reason_name(r)].push_back(id); });
+  // HAMi lists each reason's nodes by name under the reasons in name order
+  // (a map of reason to nodes). The failed nodes are put in name order once,
+  // then dealt to their reasons, which keeps each list in that order: at
+  // 10,000 refused nodes a map keyed by text and a sort per reason cost more
+  // than the fit.
+  std::vector<uint32_t> order(decision.failed.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (name_rank.size() == cluster.size())
+    sort_by_name_rank(order, name_rank, [&](uint32_t i) { return decision.failed[i].first; });
+  else
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return cluster.node(decision.failed[a].first).name < cluster.node(decision.failed[b].first).name;
+    });
+  std::array<std::vector<size_t>, kReasonCount> by_reason;
+  const Refusal* previous = nullptr;
+  std::vector<Reason> reasons_of_previous;
+  for (const uint32_t i : order) {
+    const auto& [id, refusal] = decision.failed[i];
+    // Neighbours by name are mostly refused alike: their reasons are read once.
+    if (!previous || !(*previous == refusal)) {
+      reasons_of_previous.clear();
+      refusal.for_each_reason([&](Reason r) { reasons_of_previous.push_back(r); });
+      previous = &refusal;
+    }
+    for (const Reason r : reasons_of_previous) by_reason[static_cast<size_t>(r)].push_back(id);
   }
+  std::vector<Reason> reasons;
+  for (size_t r = 0; r < kReasonCount; ++r)
+    if (!by_reason[r].empty()) reasons.push_back(static_cast<Reason>(r));
+  std::sort(reasons.begin(), reasons.end(),
+            [](Reason a, Reason b) { return reason_name(a) < reason_name(b); });
+
   std::vector<Event> events;
-  for (auto& [reason, nodes] : by_reason) {
-    if (name_rank.size() == cluster.size())
-      sort_by_name_rank(nodes, name_rank, [](size_t id) { return id; });
-    else
-      std::sort(nodes.begin(), nodes.end(),
-                [&](size_t a, size_t b) { return cluster.node(a).name < cluster.node(b).name; });
-    std::string text = fmt::format("{} nodes {}(", nodes.size(), reason);
+  for (const Reason reason : reasons) {
+    const auto& nodes = by_reason[static_cast<size_t>(reason)];
+    std::string text = fmt::format("{} nodes {}(", nodes.size(), reason_name(reason));
+    size_t length = text.size() + nodes.size() + 1;
+    for (const size_t id : nodes) length += cluster.node(id).name.size();
+    text.reserve(length);
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (i) text += ',';
       text += cluster.node(nodes[i]).name;

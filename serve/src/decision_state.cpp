@@ -505,17 +505,22 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
       std::vector<uint32_t> by_name(decision.failed.size());
       for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
       core::sort_by_name_rank(by_name, rank, [&](uint32_t i) { return decision.failed[i].first; });
+      const core::Refusal* previous = nullptr;
+      uint32_t previous_reason = 0;
       for (const uint32_t i : by_name) {
         const auto& [id, refusal] = decision.failed[i];
-        const uint64_t h = refusal.hash();
-        uint32_t reason = 0;
-        if (auto it = formatted.find(h); it != formatted.end() && *it->second.first == refusal) {
-          reason = it->second.second;
-        } else {
-          reason = result.failed.add_reason(refusal.format());
-          formatted.try_emplace(h, &refusal, reason);
+        // Neighbours by name are mostly in one state: compare before hashing.
+        if (!previous || !(*previous == refusal)) {
+          const uint64_t h = refusal.hash();
+          if (auto it = formatted.find(h); it != formatted.end() && *it->second.first == refusal) {
+            previous_reason = it->second.second;
+          } else {
+            previous_reason = result.failed.add_reason(refusal.format());
+            formatted.try_emplace(h, &refusal, previous_reason);
+          }
+          previous = &refusal;
         }
-        result.failed.add(cluster_.node(id).name, reason);
+        result.failed.add(cluster_.node(id).name, previous_reason);
       }
     }
   }

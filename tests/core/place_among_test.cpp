@@ -122,3 +122,45 @@ TEST_CASE("the cluster's change log keeps absolute positions when trimmed", "[co
   CHECK(c.change_count() - c.first_change() <= 4096);
   CHECK(c.changed_node(c.change_count() - 1) == 0);
 }
+
+TEST_CASE("a full report refuses each node for its own state while nodes change between reports",
+          "[core][scheduler][extender]") {
+  // Nodes of one shape share states, so a kept Scheduler copies refusals
+  // and remembers which nodes it found alike; after any node changes, each
+  // node must still get the refusal its own fit gives.
+  register_hami_policies();
+  auto policy = make_policy("hami", PolicyArgs{});
+  std::mt19937 rng(11);
+  Cluster cluster;
+  for (int i = 0; i < 48; ++i) cluster.add_node(t4_node("node-" + std::to_string(i), 4));
+  Scheduler kept;
+  FitScratch scratch;
+  std::vector<std::pair<size_t, std::pair<PodRequest, PodAllocation>>> running;
+  int refused_nodes = 0;
+  for (int round = 0; round < 600; ++round) {
+    INFO("round " << round);
+    const PodRequest pod = random_pod(rng, round);
+    const Decision report = kept.place(cluster, pod, *policy, Detail::Full);
+    const GpuPolicy gpu = GpuPolicy::parse(policy->gpu_policy_for(pod));
+    for (const auto& [id, refusal] : report.failed) {
+      const FitResult own = fit_pod(cluster.view(id), pod, gpu, scratch);
+      REQUIRE_FALSE(own.fits);
+      CHECK(refusal == own.refusal);
+      ++refused_nodes;
+    }
+    Scheduler fresh;
+    CHECK(fresh.place(cluster, pod, *policy, Detail::Full).failed == report.failed);
+    if (report.placed() && rng() % 2 == 0) {
+      Scheduler::commit(cluster, pod, report, *policy);
+      running.push_back({*report.node, {pod, report.allocation}});
+    }
+    while (running.size() > 60 || (!running.empty() && rng() % 4 == 0)) {
+      const size_t k = rng() % running.size();
+      const auto& [node, held] = running[k];
+      cluster.release(node, held.second, held.first.host);
+      unreserved(*policy, cluster.view(node), held.first, held.second);
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  CHECK(refused_nodes > 1000);
+}

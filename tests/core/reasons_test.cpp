@@ -1,6 +1,7 @@
 #include "gpuslice/core/reasons.hpp"
 
 #include <catch2/catch.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -62,4 +63,9 @@ TEST_CASE("a refusal names its reasons without its text being read back", "[reas
   // The same counts over another card total are another refusal.
   CHECK_FALSE(r == Refusal(t, 5));
   CHECK(r.hash() == Refusal(t, 4).hash());
+}
+
+TEST_CASE("every reason has a name of its own (events group nodes by it)", "[reasons]") {
+  std::set<std::string_view> names;
+  for (size_t r = 0; r < kReasonCount; ++r) CHECK(names.insert(reason_name(static_cast<Reason>(r))).second);
 }

@@ -74,3 +74,31 @@ TEST_CASE("bad requests are refused with the field named", "[serve][protocol][er
   CHECK_THROWS_AS(decode_binding_args(R"({"PodName":"p","Node":7})"), ProtocolError);
   CHECK_THROWS_AS(decode_binding_args("\x01\x02"), ProtocolError);
 }
+
+TEST_CASE("FailedNodes is written byte for byte as a JSON tree writes it, plain names or not",
+          "[serve][protocol]") {
+  const auto names = decode_extender_args(repo_file("tests/serve/data/filter_nodenames.json"));
+  const std::vector<std::string> reasons = {"1/8 CardInsufficientMemory", "NodeInsufficientDevice",
+                                            "2/4 CardTypeMismatch, 2/4 CardInsufficientCore"};
+  for (const std::string odd : {"", "gpu-\"quoted\"", "gpu-\xc3\xa9t\xc3\xa9", "back\\slash"}) {
+    INFO("odd name: " << odd);
+    ExtenderFilterResult r;
+    nlohmann::json map = nlohmann::json::object();
+    // Added out of name order, as unregistered names come first in a refusal.
+    for (int i = 299; i >= 0; --i) {
+      const std::string node = "node-" + std::to_string(i * 7919 % 1000);
+      r.failed[node] = reasons[static_cast<size_t>(i) % reasons.size()];
+      map[node] = reasons[static_cast<size_t>(i) % reasons.size()];
+    }
+    if (!odd.empty()) {
+      r.failed[odd] = "node unregistered";
+      map[odd] = "node unregistered";
+    }
+    const nlohmann::json tree = {{"Error", ""},
+                                 {"FailedAndUnresolvableNodes", nullptr},
+                                 {"FailedNodes", map},
+                                 {"NodeNames", nullptr},
+                                 {"Nodes", nullptr}};
+    CHECK(encode_filter_result(r, names) == tree.dump());
+  }
+}

@@ -101,6 +101,15 @@ class Scheduler {
   PodAllocation candidate_;  // a share on one of them
   uint64_t state_epoch_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> state_hash_;  // node -> (version, hash)
+  // node -> the node last found in its state by a full compare, and both
+  // nodes' versions then (a node's version moves with each change of it).
+  struct VerifiedSame {
+    uint32_t same_as = UINT32_MAX;
+    uint64_t same_as_version = 0;
+    uint64_t own_version = 0;
+    friend bool operator==(const VerifiedSame&, const VerifiedSame&) = default;
+  };
+  std::vector<VerifiedSame> verified_same_;
   // This scan's states: open addressing on the state hash, emptied by
   // moving the stamp on (a scan per placement must not clear a table).
   struct SeenState {
