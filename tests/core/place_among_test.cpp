@@ -52,6 +52,22 @@ PodRequest random_pod(std::mt19937& rng, int n) {
   return p;
 }
 
+// Pods placed and still running: node -> (pod, what it holds).
+using Running = std::vector<std::pair<size_t, std::pair<PodRequest, PodAllocation>>>;
+
+// Releases running pods at random: always past `at_most`, else with one
+// chance in `one_in` each time, so nodes move both ways.
+void let_pods_leave(Cluster& cluster, Policy& policy, Running& running, std::mt19937& rng, size_t at_most,
+                    unsigned one_in) {
+  while (running.size() > at_most || (!running.empty() && rng() % one_in == 0)) {
+    const size_t k = rng() % running.size();
+    const auto& [node, held] = running[k];
+    cluster.release(node, held.second, held.first.host);
+    unreserved(policy, cluster.view(node), held.first, held.second);
+    running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("place_among's fast path chooses the node and cards its full report chooses",
@@ -65,7 +81,7 @@ TEST_CASE("place_among's fast path chooses the node and cards its full report ch
     args.typical_pods = {{share(20), 1.0}, {share(50), 1.0}, {share(100), 0.5}};
     auto policy = make_policy(name, args);
     Scheduler fast, full;
-    std::vector<std::pair<size_t, std::pair<PodRequest, PodAllocation>>> running;
+    Running running;
     int compared = 0, placed = 0;
     // Enough charges and releases that the change log is trimmed on the way.
     for (int round = 0; round < 3000; ++round) {
@@ -94,13 +110,7 @@ TEST_CASE("place_among's fast path chooses the node and cards its full report ch
         ++placed;
       }
       // Pods leave too, so nodes move both ways in the rank order.
-      while (running.size() > 40 || (!running.empty() && rng() % 3 == 0)) {
-        const size_t k = rng() % running.size();
-        const auto& [node, held] = running[k];
-        cluster.release(node, held.second, held.first.host);
-        unreserved(*policy, cluster.view(node), held.first, held.second);
-        running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
-      }
+      let_pods_leave(cluster, *policy, running, rng, 40, 3);
     }
     CHECK(compared == 3000);
     CHECK(placed > 1000);
@@ -135,7 +145,7 @@ TEST_CASE("a full report refuses each node for its own state while nodes change 
   for (int i = 0; i < 48; ++i) cluster.add_node(t4_node("node-" + std::to_string(i), 4));
   Scheduler kept;
   FitScratch scratch;
-  std::vector<std::pair<size_t, std::pair<PodRequest, PodAllocation>>> running;
+  Running running;
   int refused_nodes = 0;
   for (int round = 0; round < 600; ++round) {
     INFO("round " << round);
@@ -154,13 +164,7 @@ TEST_CASE("a full report refuses each node for its own state while nodes change 
       Scheduler::commit(cluster, pod, report, *policy);
       running.push_back({*report.node, {pod, report.allocation}});
     }
-    while (running.size() > 60 || (!running.empty() && rng() % 4 == 0)) {
-      const size_t k = rng() % running.size();
-      const auto& [node, held] = running[k];
-      cluster.release(node, held.second, held.first.host);
-      unreserved(*policy, cluster.view(node), held.first, held.second);
-      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
-    }
+    let_pods_leave(cluster, *policy, running, rng, 60, 4);
   }
   CHECK(refused_nodes > 1000);
 }
