@@ -541,13 +541,8 @@ std::string filtering_succeed_message(const Cluster& cluster, const Decision& de
                      decision.fitting.size(), fmt::join(scores, ","));
 }
 
-std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
-                                           size_t considered, std::span<const uint32_t> name_rank) {
-  // HAMi lists each reason's nodes by name under the reasons in name order
-  // (a map of reason to nodes). The failed nodes are put in name order once,
-  // then dealt to their reasons, which keeps each list in that order: at
-  // 10,000 refused nodes a map keyed by text and a sort per reason cost more
-  // than the fit.
+std::vector<uint32_t> failed_by_name(const Cluster& cluster, const Decision& decision,
+                                     std::span<const uint32_t> name_rank) {
   std::vector<uint32_t> order(decision.failed.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   if (name_rank.size() == cluster.size())
@@ -556,6 +551,17 @@ std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decisio
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       return cluster.node(decision.failed[a].first).name < cluster.node(decision.failed[b].first).name;
     });
+  return order;
+}
+
+std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
+                                           size_t considered, std::span<const uint32_t> name_rank) {
+  // HAMi lists each reason's nodes by name under the reasons in name order
+  // (a map of reason to nodes). The failed nodes are put in name order once,
+  // then dealt to their reasons, which keeps each list in that order: at
+  // 10,000 refused nodes a map keyed by text and a sort per reason cost more
+  // than the fit.
+  const std::vector<uint32_t> order = failed_by_name(cluster, decision, name_rank);
   std::array<std::vector<size_t>, kReasonCount> by_reason;
   const Refusal* previous = nullptr;
   std::vector<Reason> reasons_of_previous;

@@ -501,10 +501,8 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
       for (const auto name : unregistered) result.failed.add(name, unregistered_reason);
       std::unordered_map<uint64_t, std::pair<const core::Refusal*, uint32_t>> formatted;
       // By name, as the answer is written: the encoder then need not sort.
-      const auto rank = scheduler_.name_ranks(cluster_);
-      std::vector<uint32_t> by_name(decision.failed.size());
-      for (uint32_t i = 0; i < by_name.size(); ++i) by_name[i] = i;
-      core::sort_by_name_rank(by_name, rank, [&](uint32_t i) { return decision.failed[i].first; });
+      const std::vector<uint32_t> by_name =
+          core::failed_by_name(cluster_, decision, scheduler_.name_ranks(cluster_));
       const core::Refusal* previous = nullptr;
       uint32_t previous_reason = 0;
       for (const uint32_t i : by_name) {

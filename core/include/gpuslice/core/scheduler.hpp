@@ -175,6 +175,12 @@ void sort_by_name_rank(std::vector<T>& items, std::span<const uint32_t> rank, No
   items = std::move(sorted);
 }
 
+// Decision::failed's entries (their indices) in their nodes' name order, the
+// order every report lists them in; through `name_rank` (Scheduler::name_ranks)
+// when it covers the cluster, else by comparing names.
+std::vector<uint32_t> failed_by_name(const Cluster& cluster, const Decision& decision,
+                                     std::span<const uint32_t> name_rank);
+
 // `name_rank` (Scheduler::name_ranks), when given, orders the node lists
 // without comparing names.
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
