@@ -41,6 +41,11 @@ std::string slurp(const std::string& path) {
 
 Child::Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env)
     : out_path_(temp_file("out")), err_path_(temp_file("err")) {
+  if (argv.empty()) {
+    unlink(out_path_.c_str());
+    unlink(err_path_.c_str());
+    throw std::invalid_argument("cannot start a process without a command");
+  }
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e; ++e) {
     const char* eq = std::strchr(*e, '=');

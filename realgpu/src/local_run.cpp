@@ -346,6 +346,17 @@ RunReport run_locally(const LocalScenario& scenario, const Toolkit& t, double ti
     }
     out.allocation = placed.allocation_annotation;
     existing += (existing.empty() ? "" : "---\n") + pod_manifest(pod, report.node, out.allocation);
+    if (pod.command.empty()) {
+      // Only a pod expected unschedulable may lack a command (the reader
+      // refuses the rest), and this one fit: a larger card than the
+      // scenario was written for. Say so; there is nothing to start.
+      out.as_expected = false;
+      out.reason =
+          "the scenario expects it unschedulable, but it fits this machine's card (larger than the one "
+          "the scenario was written for)";
+      report.pods.push_back(std::move(out));
+      continue;
+    }
     // The environment HAMi's device plugin injects, per granted card.
     SliceSpec spec{pod.name, 0, 0, pod.core_policy, ""};
     spec.priority = pod.priority;
@@ -370,6 +381,7 @@ RunReport run_locally(const LocalScenario& scenario, const Toolkit& t, double ti
       if (a == "{probe}") a = t.probe;
     if (!argv.empty() && argv[0].find('/') == std::string::npos) argv.insert(argv.begin(), "/usr/bin/env");
     running[i] = std::make_unique<Child>(argv, env);
+    out.started = true;
     report.pods.push_back(std::move(out));
   }
   // All placed pods run side by side, like pods on one node. Watch them all,
@@ -404,6 +416,7 @@ RunReport run_locally(const LocalScenario& scenario, const Toolkit& t, double ti
     // found" (127) and "not executable" (126): the pod never ran at all.
     const bool ran = r.exit_code != 127 && r.exit_code != 126;
     out.as_expected = pod.expect == "placed" && (pod.expect_exit ? *pod.expect_exit == r.exit_code : ran);
+    if (pod.expect == "unschedulable") out.reason = "placed, but the scenario expects it unschedulable";
     if (!ran && !pod.expect_exit)
       out.reason = r.exit_code == 127 ? "command not found (exit 127)" : "command not executable (exit 126)";
     if (r.timed_out) {
@@ -434,6 +447,7 @@ json RunReport::to_json() const {
                            {"reason", p.reason},
                            {"allocation", p.allocation},
                            {"cards", p.cards},
+                           {"started", p.started},
                            {"exit_code", p.exit_code},
                            {"seconds", p.seconds},
                            {"output_tail", p.output_tail},
@@ -450,6 +464,11 @@ void RunReport::print(std::ostream& out) const {
   for (const auto& p : pods) {
     if (!p.placed) {
       out << fmt::format("  {:<16} unschedulable: {}{}\n", p.name, p.reason,
+                         p.as_expected ? "" : "  (UNEXPECTED)");
+      continue;
+    }
+    if (!p.started) {
+      out << fmt::format("  {:<16} placed {}  not started: {}{}\n", p.name, p.allocation, p.reason,
                          p.as_expected ? "" : "  (UNEXPECTED)");
       continue;
     }

@@ -29,4 +29,6 @@ expect run-bad-fake-gpus 2 "realgpu-bad-fake.yaml:[0-9]+: fake_gpus: card 'Tesla
   "$BIN" realgpu run "$D/realgpu-bad-fake.yaml" --driver fake
 expect run-command-not-found 1 "command not found \(exit 127\)" -- \
   "$BIN" realgpu run "$D/realgpu-not-found.yaml" --driver fake
+expect run-larger-card 1 "too-big +placed GPU-[^ ]+  not started: the scenario expects it unschedulable" -- \
+  "$BIN" realgpu run "$D/realgpu-larger-card.yaml" --driver fake
 report

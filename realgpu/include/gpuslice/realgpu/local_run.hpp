@@ -52,6 +52,7 @@ struct PodOutcome {
   std::string reason;      // why not, in HAMi's words
   std::string allocation;  // hami.io/vgpu-devices-allocated
   std::vector<std::string> cards;
+  bool started = false;  // placed and its command started (a placed pod without one is not)
   int exit_code = 0;
   double seconds = 0;
   std::string output_tail, shim_lines;
