@@ -505,6 +505,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       decision.events.push_back(
           {"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision, considered)});
     } else {
+      decision.failed_name_order = failed_by_name(cluster, decision, name_ranks(cluster));
       decision.events = filtering_failed_events(cluster, decision, considered, name_ranks(cluster));
     }
   }
@@ -561,7 +562,10 @@ std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decisio
   // then dealt to their reasons, which keeps each list in that order: at
   // 10,000 refused nodes a map keyed by text and a sort per reason cost more
   // than the fit.
-  const std::vector<uint32_t> order = failed_by_name(cluster, decision, name_rank);
+  std::vector<uint32_t> ordered_here;
+  const std::vector<uint32_t>& order = decision.failed_name_order.size() == decision.failed.size()
+                                           ? decision.failed_name_order
+                                           : (ordered_here = failed_by_name(cluster, decision, name_rank));
   std::array<std::vector<size_t>, kReasonCount> by_reason;
   const Refusal* previous = nullptr;
   std::vector<Reason> reasons_of_previous;
@@ -584,10 +588,9 @@ std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decisio
   std::vector<Event> events;
   for (const Reason reason : reasons) {
     const auto& nodes = by_reason[static_cast<size_t>(reason)];
+    // One pass over the names: appending lets the text grow as it must,
+    // where measuring it first read every node twice.
     std::string text = fmt::format("{} nodes {}(", nodes.size(), reason_name(reason));
-    size_t length = text.size() + nodes.size() + 1;
-    for (const size_t id : nodes) length += cluster.node(id).name.size();
-    text.reserve(length);
     for (size_t i = 0; i < nodes.size(); ++i) {
       if (i) text += ',';
       text += cluster.node(nodes[i]).name;

@@ -502,7 +502,11 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
       std::unordered_map<uint64_t, std::pair<const core::Refusal*, uint32_t>> formatted;
       // By name, as the answer is written: the encoder then need not sort.
       const std::vector<uint32_t> by_name =
-          core::failed_by_name(cluster_, decision, scheduler_.name_ranks(cluster_));
+          decision.failed_name_order.size() == decision.failed.size()
+              ? std::move(decision.failed_name_order)
+              : core::failed_by_name(cluster_, decision, scheduler_.name_ranks(cluster_));
+      // Room for every name at once (an estimate: the text grows as it must).
+      result.failed.reserve(by_name.size(), by_name.size() * 24);
       const core::Refusal* previous = nullptr;
       uint32_t previous_reason = 0;
       for (const uint32_t i : by_name) {

@@ -1,6 +1,7 @@
 // The extender wire types as kube-scheduler sends them, in both casings.
 #include "gpuslice/serve/protocol.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "serve_fixture.hpp"
@@ -80,25 +81,28 @@ TEST_CASE("FailedNodes is written byte for byte as a JSON tree writes it, plain 
   const auto names = decode_extender_args(repo_file("tests/serve/data/filter_nodenames.json"));
   const std::vector<std::string> reasons = {"1/8 CardInsufficientMemory", "NodeInsufficientDevice",
                                             "2/4 CardTypeMismatch, 2/4 CardInsufficientCore"};
-  for (const std::string odd : {"", "gpu-\"quoted\"", "gpu-\xc3\xa9t\xc3\xa9", "back\\slash"}) {
-    INFO("odd name: " << odd);
-    ExtenderFilterResult r;
-    nlohmann::json map = nlohmann::json::object();
-    // Added out of name order, as unregistered names come first in a refusal.
-    for (int i = 299; i >= 0; --i) {
-      const std::string node = "node-" + std::to_string(i * 7919 % 1000);
-      r.failed[node] = reasons[static_cast<size_t>(i) % reasons.size()];
-      map[node] = reasons[static_cast<size_t>(i) % reasons.size()];
+  for (const bool by_name : {false, true})
+    for (const std::string odd : {"", "gpu-\"quoted\"", "gpu-\xc3\xa9t\xc3\xa9", "back\\slash"}) {
+      INFO("odd name: " << odd << ", added in name order: " << by_name);
+      ExtenderFilterResult r;
+      nlohmann::json map = nlohmann::json::object();
+      // Added out of name order, as unregistered names come first in a
+      // refusal, or in name order, as the decision state adds the rest.
+      std::vector<std::pair<std::string, std::string>> entries;
+      for (int i = 299; i >= 0; --i)
+        entries.emplace_back("node-" + std::to_string(i * 7919 % 1000),
+                             reasons[static_cast<size_t>(i) % reasons.size()]);
+      if (!odd.empty()) entries.emplace_back(odd, "node unregistered");
+      if (by_name) std::sort(entries.begin(), entries.end());
+      for (const auto& [node, reason] : entries) {
+        r.failed[node] = reason;
+        map[node] = reason;
+      }
+      const nlohmann::json tree = {{"Error", ""},
+                                   {"FailedAndUnresolvableNodes", nullptr},
+                                   {"FailedNodes", map},
+                                   {"NodeNames", nullptr},
+                                   {"Nodes", nullptr}};
+      CHECK(encode_filter_result(r, names) == tree.dump());
     }
-    if (!odd.empty()) {
-      r.failed[odd] = "node unregistered";
-      map[odd] = "node unregistered";
-    }
-    const nlohmann::json tree = {{"Error", ""},
-                                 {"FailedAndUnresolvableNodes", nullptr},
-                                 {"FailedNodes", map},
-                                 {"NodeNames", nullptr},
-                                 {"Nodes", nullptr}};
-    CHECK(encode_filter_result(r, names) == tree.dump());
-  }
 }

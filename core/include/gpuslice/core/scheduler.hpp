@@ -36,8 +36,12 @@ struct Decision {
   double score = 0;  // shown score of the chosen node
   PodAllocation allocation;
   std::vector<std::pair<size_t, Refusal>> failed;  // node -> why not (Detail::Full)
-  std::vector<FittingNode> fitting;                // best last, as HAMi sorts them
-  std::vector<Event> events;                       // Detail::Full
+  // Indices into `failed` in their nodes' name order, when the full report
+  // made them (for HAMi's event texts); front ends listing the refusals by
+  // name take them instead of ordering 10,000 nodes again.
+  std::vector<uint32_t> failed_name_order;
+  std::vector<FittingNode> fitting;  // best last, as HAMi sorts them
+  std::vector<Event> events;         // Detail::Full
   bool placed() const { return node.has_value(); }
 };
 

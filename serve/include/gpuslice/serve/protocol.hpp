@@ -54,6 +54,8 @@ class FailedNodes {
   // Bulk use: a reason kept once (its id), then names that are not there yet.
   uint32_t add_reason(std::string_view text);
   void add(std::string_view node, uint32_t reason);
+  // Room for `nodes` more names of `name_bytes` in all (a refusal names every node).
+  void reserve(size_t nodes, size_t name_bytes);
 
   std::string at(std::string_view node) const;  // throws std::out_of_range
   bool empty() const { return entries_.empty(); }
