@@ -125,7 +125,10 @@ void Server::start() {
     }
     FilterOutcome outcome = FilterOutcome::Error;
     const ExtenderFilterResult result = state_.filter(args, &outcome);
-    res.set_content(encode_filter_result(result, args), kJson);
+    // Moved in, not copied (set_content copies): a refusal's answer names
+    // every node, 420 kB at 10,000 nodes.
+    res.body = encode_filter_result(result, args);
+    res.set_header("Content-Type", kJson);
     metrics_.observe_filter(outcome, seconds_since(start));
   });
   api_->Post("/bind", [this](const httplib::Request& req, httplib::Response& res) {
