@@ -115,7 +115,7 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
             pod, id, gpumem, names_json);
         // The latency is the server's: from sending the request until its
         // answer is in, not the client's reading of it (the answer to a pod
-        // that fits none of 10,000 nodes is 300 kB of JSON).
+        // that fits none of 10,000 nodes is 420 kB of JSON).
         const auto t0 = Clock::now();
         auto res = client.Post("/filter", body, "application/json");
         double latency_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
