@@ -156,7 +156,7 @@ TEST_CASE("a pod's status.phase is read, and Succeeded/Failed are terminated", "
   CHECK_FALSE(phase_of("Pending").terminated());
 }
 
-TEST_CASE("a MIG grant counts on its card, as HAMi strips the [instance] suffix",
+TEST_CASE("a MIG grant counts on its card, as HAMi strips the instance suffix",
           "[codec][allocation][input]") {
   Node node;
   node.name = "n";

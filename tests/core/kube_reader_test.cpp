@@ -84,7 +84,7 @@ TEST_CASE("kubectl's -o json and -o yaml of one cluster decode to the same objec
   }
 }
 
-TEST_CASE("a v1 List's items without a kind take the list's; other kinds are skipped",
+TEST_CASE("a v1 List's items without a kind take the list's - other kinds are skipped",
           "[codec][kube_reader]") {
   const std::string text =
       R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"77","continue":"tok"},

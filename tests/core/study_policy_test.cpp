@@ -46,7 +46,7 @@ TEST_CASE("fgd scores as integers: small gains tie and go to the node listed fir
   for (const auto& f : d.fitting) CHECK(f.score.shown == 50);
 }
 
-TEST_CASE("typical pods count CPU-only shapes; equal counts put the larger shape first",
+TEST_CASE("typical pods count CPU-only shapes - equal counts put the larger shape first",
           "[core][fragmentation]") {
   std::vector<PodRequest> pods;
   PodRequest cpu_only;
@@ -62,7 +62,7 @@ TEST_CASE("typical pods count CPU-only shapes; equal counts put the larger shape
   CHECK(typical[1].weight == Approx(0.5));
 }
 
-TEST_CASE("fragment: a CPU-only typical pod counts all free GPU; typical fit reads CPU, not memory",
+TEST_CASE("fragment: a CPU-only typical pod counts all free GPU - typical fit reads CPU, not memory",
           "[core][fragmentation]") {
   Cluster c;
   Node n = t4_node("a", 2);

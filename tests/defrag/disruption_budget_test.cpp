@@ -67,7 +67,7 @@ TEST_CASE("percentages round up (GetScaledValueFromIntOrPercent with roundUp)", 
   CHECK(s[2].allowed == 1);
 }
 
-TEST_CASE("unready pods are not healthy; a pod listing no conditions is when Running", "[budget]") {
+TEST_CASE("unready pods are not healthy - a pod listing no conditions is when Running", "[budget]") {
   auto f = three_web_pods();
   f.pods["ml/web-1"] = pod("web", false);
   PodFacts no_conditions = pod("web");

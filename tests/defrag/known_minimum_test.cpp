@@ -66,7 +66,7 @@ TEST_CASE("1, 2 and 3 moves: the proven-minimal plan, replayed step by step", "[
   }
 }
 
-TEST_CASE("impossible within 5 moves, proven; 6 moves when allowed", "[defrag]") {
+TEST_CASE("impossible within 5 moves, proven - 6 moves when allowed", "[defrag]") {
   const Input in = load_input(data("six-moves.yaml"));
   for (auto method : kBoth) {
     const Solved five = solve(in, 5, method);

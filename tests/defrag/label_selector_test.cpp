@@ -45,7 +45,7 @@ TEST_CASE("set-based requirements", "[labels]") {
   CHECK(match("replicas<2", Labels{{"replicas", "1"}}));
 }
 
-TEST_CASE("an empty selector selects every pod; a null one none", "[labels]") {
+TEST_CASE("an empty selector selects every pod - a null one none", "[labels]") {
   CHECK(match("", Labels{}));
   CHECK(match("  ", Labels{{"a", "b"}}));
   LabelSelector none;

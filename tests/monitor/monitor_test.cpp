@@ -113,7 +113,7 @@ void write_hami_core_file(const std::string& path, uint64_t used, uint64_t limit
 
 }  // namespace
 
-TEST_CASE("containers are named from the node's pods; other nodes' and unknown folders are not reported") {
+TEST_CASE("containers are named from the node's pods - other nodes' and unknown folders are not reported") {
   Hook h;
   realgpu::SliceRegion server(h.cache(kVllm, "server"), one_card(3000));
   REQUIRE(server.reserve(0, 1000 * MiB, 3000 * MiB).granted);

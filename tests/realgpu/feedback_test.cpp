@@ -57,7 +57,7 @@ TEST_CASE("a task alone on its card is active but not held to its share") {
   CHECK(a.recent_kernel() == 0);
 }
 
-TEST_CASE("two active tasks of one priority on one card are both held; alone again, released") {
+TEST_CASE("two active tasks of one priority on one card are both held - alone again, released") {
   File a({"GPU-a"}, 1), b({"GPU-a"}, 1);
   pass({&a, &b});
   CHECK(a.utilization_switch() == 1);
@@ -104,7 +104,7 @@ TEST_CASE("contention on any of a task's cards counts, as HAMi's multi-device ch
   CHECK(low2.recent_kernel() == 1);
 }
 
-TEST_CASE("negative priorities are never counted; a lower task of priority 2 sees priority 0 and 1") {
+TEST_CASE("negative priorities are never counted - a lower task of priority 2 sees priority 0 and 1") {
   File neg({"GPU-a"}, -1), p2({"GPU-a"}, 2);
   pass({&neg, &p2});
   CHECK(p2.recent_kernel() == 1);

@@ -158,7 +158,7 @@ TEST_CASE("limits follow CUDA ordinals, NVML follows the same card by UUID (CUDA
   CHECK(j["view"]["nvml"]["total_bytes"] == 1000 * MiB);
 }
 
-TEST_CASE("compute cap under force holds the share; the default policy lets a lone slice burst") {
+TEST_CASE("compute cap under force holds the share - the default policy lets a lone slice burst") {
   Lab lab;
   for (int cores : {30, 60}) {
     const json j = run_probe(

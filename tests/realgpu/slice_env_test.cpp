@@ -57,7 +57,7 @@ TEST_CASE("per-device variables override the all-devices one") {
   CHECK(env.shared_cache == "/tmp/x.cache");
 }
 
-TEST_CASE("0 and 100 percent mean no throttling; defaults match HAMi-core") {
+TEST_CASE("0 and 100 percent mean no throttling - defaults match HAMi-core") {
   CHECK_FALSE(read({{"CUDA_DEVICE_SM_LIMIT", "0"}}).throttles(0));
   CHECK_FALSE(read({{"CUDA_DEVICE_SM_LIMIT", "100"}}).throttles(0));
   const auto env = read({});
@@ -88,7 +88,7 @@ TEST_CASE("a percentage's refusal offers no suffix, and 0k is a valid memory lim
   }
 }
 
-TEST_CASE("CUDA_TASK_PRIORITY: 1 by default (HAMi-core's), 0 the highest; malformed refused") {
+TEST_CASE("CUDA_TASK_PRIORITY: 1 by default (HAMi-core's), 0 the highest - malformed refused") {
   CHECK(read({}).task_priority == 1);
   CHECK(read({{"CUDA_TASK_PRIORITY", "0"}}).task_priority == 0);
   CHECK(read({{"CUDA_TASK_PRIORITY", "7"}}).task_priority == 7);

@@ -90,7 +90,7 @@ TEST_CASE("devices are keyed by UUID, the same in every process") {
   CHECK(wait_exit(child) == 0);
 }
 
-TEST_CASE("footprints count toward the slice; the view sums every live process") {
+TEST_CASE("footprints count toward the slice - the view sums every live process") {
   const FreshPath path;
   SliceRegion region(path);
   const int dev = region.device(uuid(1));
@@ -270,7 +270,7 @@ TEST_CASE("a file of another program is refused and left as it was: contents and
   CHECK((st.st_mode & 0777) == 0600);
 }
 
-TEST_CASE("a new region file is not world-writable; an existing one keeps its mode") {
+TEST_CASE("a new region file is not world-writable - an existing one keeps its mode") {
   const FreshPath path;
   { SliceRegion region(path); }
   struct stat st {};

@@ -86,7 +86,7 @@ TEST_CASE("the feed lists nodes and pods page by page, then streams watch events
   feed->stop();
 }
 
-TEST_CASE("a recorded watch stream is read line by line; a bookmark only moves the version on",
+TEST_CASE("a recorded watch stream is read line by line - a bookmark only moves the version on",
           "[serve][feed]") {
   ApiDouble api(kData);
   RecordingSink sink;

@@ -120,7 +120,7 @@ int status_of_patch(const KubeConnection& c) {
 
 }  // namespace
 
-TEST_CASE("TLS: the kubeconfig's CA and client certificate are used; others are refused", "[serve][tls]") {
+TEST_CASE("TLS: the kubeconfig's CA and client certificate are used - others are refused", "[serve][tls]") {
   KeyPair ca, serving, client, stranger_ca, stranger;
   make(ca, "cluster-ca", nullptr, true, nullptr);
   make(serving, "kube-apiserver", &ca, false, "IP:127.0.0.1,DNS:localhost");

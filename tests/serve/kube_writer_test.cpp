@@ -64,7 +64,7 @@ TEST_CASE("a patch of an unknown object is a 404 with the apiserver's message", 
   CHECK(std::string(e.what()) == "nodes \"node-z\" not found");
 }
 
-TEST_CASE("bind creates pods/binding once; a second bind and an unknown pod are refused", "[serve][writer]") {
+TEST_CASE("bind creates pods/binding once - a second bind and an unknown pod are refused", "[serve][writer]") {
   ApiDouble api(kData);
   auto writer = make_kube_writer(connection_to(api));
   writer->bind(kVllm, "node-a");
@@ -136,7 +136,7 @@ TEST_CASE("events are queued: recording one never waits on or fails with the API
   CHECK(api_error_of([&] { writer->bind(kVllm, "node-a"); }).status() == 0);
 }
 
-TEST_CASE("a wrong token is a 401; no server is status 0", "[serve][writer]") {
+TEST_CASE("a wrong token is a 401 - no server is status 0", "[serve][writer]") {
   ApiDouble api(kData);
   KubeConnection c = connection_to(api);
   c.bearer_token = "stale";

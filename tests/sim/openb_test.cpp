@@ -33,7 +33,7 @@ TEST_CASE("the openb node list loads as the study describes it", "[sim][openb]")
   CHECK(first.devices[0].memory_mib == 16384);
 }
 
-TEST_CASE("openb pods map one scalar to memory and cores; resampling reaches tune", "[sim][openb]") {
+TEST_CASE("openb pods map one scalar to memory and cores - resampling reaches tune", "[sim][openb]") {
   auto fleet = load_openb_nodes(read("openb_node_list_gpu_node.csv"), "gpu_node.csv");
   OpenbOptions o;
   o.resample = false;

@@ -46,7 +46,7 @@ TEST_CASE("a departure frees capacity and the waiting pod is placed then", "[sim
   CHECK(r.summary["pending_seconds"]["max"].get<double>() == Approx(90));
 }
 
-TEST_CASE("FIFO blocks at the head of the line; skip-ahead lets small pods pass", "[sim]") {
+TEST_CASE("FIFO blocks at the head of the line - skip-ahead lets small pods pass", "[sim]") {
   Workload w{pod("big-running", 0, 100, 10000), pod("big-waiting", 1, 10, 10000), pod("small", 2, 10, 1000)};
   RunOptions fifo;
   auto a = simulate(one_card(), w, fifo);
@@ -104,7 +104,7 @@ TEST_CASE("runs are deterministic for a seed and differ across seeds", "[sim]") 
   CHECK(a.summary["pending_seconds"] != c2.summary["pending_seconds"]);
 }
 
-TEST_CASE("binpack fills one card before the next; spread takes the emptiest node", "[sim][policy]") {
+TEST_CASE("binpack fills one card before the next - spread takes the emptiest node", "[sim][policy]") {
   auto fleet = build_fleet({{NodeTemplate{"n", "Tesla T4", 1, 16000, 10, 100, 0, 0}, 2, {}}});
   Workload w{pod("a", 0, kForever, 1000), pod("b", 1, kForever, 1000)};
   RunOptions binpack;

@@ -67,7 +67,7 @@ TEST_CASE("a handle released while mapped stays allocated until its last unmap",
   REQUIRE(cuMemAddressFree(va, 8 * kMiB) == CUDA_SUCCESS);
 }
 
-TEST_CASE("page-locked host memory is usable and never charged; sizes that overflow are refused",
+TEST_CASE("page-locked host memory is usable and never charged - sizes that overflow are refused",
           "[fake][memory]") {
   FakeEnvironment env;
   REQUIRE(init_with_context() != nullptr);
