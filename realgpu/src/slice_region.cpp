@@ -78,7 +78,23 @@ class SliceRegion::Guard {
  public:
   explicit Guard(SliceRegion& r) : region_(r) {
     const double start = monotonic_now();
-    const int rc = pthread_mutex_lock(&r.layout_->control.mutex);
+    // A wait is cut into slices of 50 ms, each a fresh attempt. When the
+    // owner dies the kernel wakes one waiter; a waiter killed right after
+    // that wake-up takes the wake-up with it, and the others would sleep
+    // on forever, though the lock is free (the kill storm test caught two
+    // workers asleep behind a dead owner). A fresh attempt sees the dead
+    // owner's mark and recovers the lock as below.
+    int rc = ETIMEDOUT;
+    while (rc == ETIMEDOUT) {
+      timespec until{};
+      clock_gettime(CLOCK_MONOTONIC, &until);
+      until.tv_nsec += 50'000'000;
+      if (until.tv_nsec >= 1'000'000'000) {
+        until.tv_sec += 1;
+        until.tv_nsec -= 1'000'000'000;
+      }
+      rc = pthread_mutex_clocklock(&r.layout_->control.mutex, CLOCK_MONOTONIC, &until);
+    }
     r.max_lock_wait_ = std::max(r.max_lock_wait_, monotonic_now() - start);
     if (rc == EOWNERDEAD) {
       // The owner died inside a critical section; its slot is stale and

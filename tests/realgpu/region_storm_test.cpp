@@ -16,7 +16,11 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "gpuslice/realgpu/slice_region.hpp"
@@ -59,6 +63,35 @@ T* shared_array(size_t n) {
   return new (p) T[n]();
 }
 
+// What the kernel says a process is doing: /proc/PID/stat's state, wchan and
+// syscall (the call it is blocked in, with its arguments, or "running").
+std::string proc_text(pid_t pid) {
+  auto read = [&](const char* what) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/" + what);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\0')) text.pop_back();
+    return text.empty() ? std::string("?") : text;
+  };
+  std::string text = "stat: " + read("stat") + "; wchan: " + read("wchan") + "; syscall: " + read("syscall");
+  // Waiting on a futex (202): its third argument is the value seen, whose
+  // low 30 bits are a robust mutex's owner. Is that owner alive?
+  std::istringstream call(read("syscall"));
+  std::string number, address, op, value;
+  if (call >> number >> address >> op >> value && number == "202") {
+    const auto owner = static_cast<pid_t>(std::stoull(value, nullptr, 16) & 0x3fffffffULL);
+    auto of_owner = [&](const char* what) {
+      std::ifstream f("/proc/" + std::to_string(owner) + "/" + what);
+      return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    };
+    const std::string stat = of_owner("stat");
+    text +=
+        "; futex owner " + std::to_string(owner) + ": " +
+        (stat.empty() ? "no such process"
+                      : stat + "; its wchan: " + of_owner("wchan") + "; its syscall: " + of_owner("syscall"));
+  }
+  return text;
+}
+
 // Kills what a test forked when it ends, however it ends (a failed REQUIRE
 // must not leave paused children holding the test's output open).
 struct Reaper {
@@ -82,7 +115,8 @@ RegionSetup one_card(uint64_t limit) {
 
 }  // namespace
 
-TEST_CASE("kill storm: 8 processes, 500 SIGKILLs at random moments; totals match the living, no wait > 1 s") {
+TEST_CASE(
+    "kill storm: 8 processes, 500 SIGKILLs at random moments - totals match the living, no wait > 1 s") {
   constexpr int kWorkers = 8, kKills = 500;
   constexpr uint64_t kLimit = 256 * MiB;
   Scratch s;
@@ -145,6 +179,10 @@ TEST_CASE("kill storm: 8 processes, 500 SIGKILLs at random moments; totals match
     const double deadline = now() + 10;
     while (w[i].parked.load() == 0 && now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // A worker that never parks is stuck somewhere: say where (its state,
+    // the kernel function it waits in, its system call) before failing.
+    INFO("worker " << i << " (pid " << w[i].pid.load() << ") "
+                   << proc_text(static_cast<pid_t>(w[i].pid.load())));
     REQUIRE(w[i].parked.load() == 1);
     storm_max_wait = std::max(storm_max_wait, w[i].max_wait.load());
   }
