@@ -19,8 +19,11 @@ for t in registration allocation quantity manifest kube_reader scenario openb ex
   ASAN_OPTIONS=quarantine_size_mb=32 timeout -k 10 "$((SECONDS_EACH + 120))" \
     build-fuzz/bin/fuzz_$t -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="build-fuzz/" "build-fuzz/corpus/$t" 2>&1 | grep -E "^Done|ERROR|SUMMARY" || true
-  if ls build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-* build-fuzz/oom-* >/dev/null 2>&1; then
-    echo "fuzz: fuzz_$t found a failing input:"; ls build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-* build-fuzz/oom-* 2>/dev/null
+  # compgen, not ls: ls of four patterns fails when any one matches nothing,
+  # so a crash alone (no leak, timeout or oom file beside it) passed unseen.
+  if compgen -G "build-fuzz/crash-*" >/dev/null || compgen -G "build-fuzz/leak-*" >/dev/null ||
+    compgen -G "build-fuzz/timeout-*" >/dev/null || compgen -G "build-fuzz/oom-*" >/dev/null; then
+    echo "fuzz: fuzz_$t found a failing input:"; ls build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-* build-fuzz/oom-* 2>/dev/null || true
     exit 1
   fi
 done

@@ -80,7 +80,9 @@ LocalScenario load_local_scenario(const std::string& path) {
   LocalScenario s;
   s.source = path;
   for (const auto& kv : root) {
-    const auto key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar())
+      bad(path, kv.first, "", "a field name must be plain text, not a list or a mapping");
+    const auto key = kv.first.Scalar();
     if (key != "name" && key != "description" && key != "split" && key != "pods" && key != "fake_gpus" &&
         key != "monitor" && key != "feedback_period")
       bad(path, kv.first, key,
@@ -119,7 +121,9 @@ LocalScenario load_local_scenario(const std::string& path) {
     LocalPod pod;
     pod.line = p.Mark().line + 1;
     for (const auto& kv : p) {
-      const auto key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar())
+        bad(path, kv.first, "pods", "a field name must be plain text, not a list or a mapping");
+      const auto key = kv.first.Scalar();
       const YAML::Node& v = kv.second;
       const std::string field = "pods." + key;
       if (key == "name")

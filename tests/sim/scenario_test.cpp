@@ -140,6 +140,10 @@ TEST_CASE("bad scenario files name file, line and field", "[sim][errors]") {
   expect("fleet:\n- template: {name: 'a,b', model: T4, card_memory_mib: 16000}\n" + one, 2,
          "fleet[0].template.name");
   expect(fleet + "name: x\nname: y\n" + one, 4, "name");  // duplicate key
+  // A list or mapping as a key threw yaml-cpp's exception past every handler (fuzz_scenario).
+  expect(fleet + "? [a, b]\n: 1\n" + one, 3, "");
+  expect(fleet + "templates:\n  ? {x: 1}\n  : {gpu: 1}\n" + "pods: []\n", 4, "templates");
+  expect(fleet + "templates:\n  a: {gpu: 1, resources: {? [x]: 1}}\npods: []\n", 4, "templates.a.resources");
   try {
     parse_scenario("{}", "empty.yaml", ".");
     FAIL("accepted {}");
@@ -175,5 +179,6 @@ TEST_CASE("what-if: 2-D FGD beats HAMi binpack and spread on the inference fleet
         Approx(binpack["alloc_memory_pct_time_weighted"].get<double>()));
   CHECK(fgd["alloc_cores_pct_time_weighted"].get<double>() ==
         Approx(binpack["alloc_cores_pct_time_weighted"].get<double>()));
-  CHECK(fgd["alloc_gpu_pct_time_weighted"].get<double>() <= binpack["alloc_gpu_pct_time_weighted"].get<double>());
+  CHECK(fgd["alloc_gpu_pct_time_weighted"].get<double>() <=
+        binpack["alloc_gpu_pct_time_weighted"].get<double>());
 }
