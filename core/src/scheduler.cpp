@@ -506,7 +506,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
           {"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision, considered)});
     } else {
       decision.failed_name_order = failed_by_name(cluster, decision, name_ranks(cluster));
-      decision.events = filtering_failed_events(cluster, decision, considered, name_ranks(cluster));
+      decision.events = filtering_failed_events(cluster, decision, considered);
     }
   }
   return decision;
@@ -556,16 +556,13 @@ std::vector<uint32_t> failed_by_name(const Cluster& cluster, const Decision& dec
 }
 
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
-                                           size_t considered, std::span<const uint32_t> name_rank) {
+                                           size_t considered) {
   // HAMi lists each reason's nodes by name under the reasons in name order
   // (a map of reason to nodes). The failed nodes are put in name order once,
   // then dealt to their reasons, which keeps each list in that order: at
   // 10,000 refused nodes a map keyed by text and a sort per reason cost more
   // than the fit.
-  std::vector<uint32_t> ordered_here;
-  const std::vector<uint32_t>& order = decision.failed_name_order.size() == decision.failed.size()
-                                           ? decision.failed_name_order
-                                           : (ordered_here = failed_by_name(cluster, decision, name_rank));
+  const std::vector<uint32_t>& order = decision.failed_name_order;
   std::array<std::vector<size_t>, kReasonCount> by_reason;
   const Refusal* previous = nullptr;
   std::vector<Reason> reasons_of_previous;

@@ -185,9 +185,9 @@ void sort_by_name_rank(std::vector<T>& items, std::span<const uint32_t> rank, No
 std::vector<uint32_t> failed_by_name(const Cluster& cluster, const Decision& decision,
                                      std::span<const uint32_t> name_rank);
 
-// `name_rank` (Scheduler::name_ranks), when given, orders the node lists
-// without comparing names.
+// HAMi's event texts for a refusal, the nodes listed in
+// `decision.failed_name_order` (which the full report sets).
 std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
-                                           size_t considered, std::span<const uint32_t> name_rank = {});
+                                           size_t considered);
 
 }  // namespace gpuslice::core
