@@ -17,6 +17,7 @@ inline constexpr const char* kStateDirVariable = "GPUSLICE_FAKE_STATE_DIR";
 inline constexpr const char* kContextMibVariable = "GPUSLICE_FAKE_CONTEXT_MIB";
 inline constexpr const char* kModuleMibVariable = "GPUSLICE_FAKE_MODULE_MIB";
 inline constexpr const char* kUtilWindowVariable = "GPUSLICE_FAKE_UTIL_WINDOW_MS";
+inline constexpr const char* kUtilAttributionVariable = "GPUSLICE_FAKE_UTIL_ATTRIBUTION";
 inline constexpr const char* kVisibleDevicesVariable = "CUDA_VISIBLE_DEVICES";
 inline constexpr const char* kPidNamespaceVariable = "GPUSLICE_FAKE_PID_NAMESPACE_OFFSET";
 

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <optional>
+#include <vector>
 
 #include "clock.hpp"
 #include "ledger.hpp"
@@ -208,6 +210,39 @@ extern "C" nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlU
   return NVML_SUCCESS;
 }
 
+// GPUSLICE_FAKE_UTIL_ATTRIBUTION=time-sliced: an H100 with driver 580
+// time-slicing two contexts gives each sampling period one sample, to one
+// process, reading the whole device's busy share (two spinning processes:
+// every period 93-99 % to one or the other; two held to 30 %: each period
+// ~60 % to one of them; docs/gpu-runs/h100-2026-11-26). Which process: drawn
+// in proportion to its busy time in the period, from a hash of the period and
+// device, so that the mean over many periods is each one's true share and a
+// rerun reads the same.
+namespace {
+std::optional<nvmlProcessUtilizationSample_t> time_sliced_sample(
+    const std::vector<gpuslice::fake::timeline::ProcessBusy>& busy, std::size_t device, std::int64_t end,
+    std::int64_t period) {
+  std::int64_t total = 0;
+  for (const auto& b : busy) total += std::max<std::int64_t>(0, b.busy_ns);
+  if (total <= 0) return std::nullopt;
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const std::uint64_t v : {static_cast<std::uint64_t>(end / period), static_cast<std::uint64_t>(device)})
+    for (int byte = 0; byte < 8; ++byte) h = (h ^ ((v >> (8 * byte)) & 0xff)) * 1099511628211ULL;
+  std::int64_t pick = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(total));
+  for (const auto& b : busy) {
+    pick -= std::max<std::int64_t>(0, b.busy_ns);
+    if (pick < 0)
+      return nvmlProcessUtilizationSample_t{static_cast<unsigned int>(b.pid),
+                                            static_cast<unsigned long long>(end / 1000),
+                                            percent(std::min(total, period), period),
+                                            0,
+                                            0,
+                                            0};
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 // As the real NVML samples (seen on an H100, driver 580): the driver keeps
 // one sample per sampling period (GPUSLICE_FAKE_UTIL_WINDOW_MS, 200 ms as on
 // that card) and per process that ran kernels in that period, stamped with
@@ -242,6 +277,10 @@ extern "C" nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
     for (std::int64_t end = (since / period + 1) * period; end <= now; end += period) {
       auto busy = gpuslice::fake::timeline::busy_by_process(*guard, index, end - period, end);
       std::sort(busy.begin(), busy.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
+      if (n.time_sliced) {
+        if (const auto one = time_sliced_sample(busy, index, end, period)) samples.push_back(*one);
+        continue;
+      }
       for (const auto& b : busy)
         if (b.busy_ns > 0)
           samples.push_back({static_cast<unsigned int>(b.pid), static_cast<unsigned long long>(end / 1000),

@@ -29,7 +29,8 @@ Nvml& nvml() {
 }
 
 nvmlReturn_t Nvml::initialise() {
-  EnvSnapshot now = EnvSnapshot::take({kFleetVariable, kStateDirVariable, kUtilWindowVariable});
+  EnvSnapshot now =
+      EnvSnapshot::take({kFleetVariable, kStateDirVariable, kUtilWindowVariable, kUtilAttributionVariable});
   if (state && now == environment) {
     ++init_count;
     return NVML_SUCCESS;
@@ -49,6 +50,11 @@ nvmlReturn_t Nvml::initialise() {
     report(error);
     return NVML_ERROR_UNKNOWN;
   }
+  const std::string attribution = env_value(kUtilAttributionVariable).value_or("per-process");
+  if (attribution != "per-process" && attribution != "time-sliced") {
+    report(std::string(kUtilAttributionVariable) + "=" + attribution + ": use per-process or time-sliced");
+    return NVML_ERROR_UNKNOWN;
+  }
   std::unique_ptr<SharedState> attached =
       SharedState::attach(env_value(kStateDirVariable).value_or("/tmp"), fleet_text, parsed.devices, error);
   if (!attached) {
@@ -58,6 +64,7 @@ nvmlReturn_t Nvml::initialise() {
   fleet = std::move(parsed.devices);
   state = std::move(attached);
   window_ns = static_cast<std::int64_t>(window_ms) * 1'000'000;
+  time_sliced = attribution == "time-sliced";
   environment = std::move(now);
   ++init_count;
   return NVML_SUCCESS;

@@ -28,6 +28,11 @@ class Nvml {
   std::vector<DeviceSpec> fleet;
   std::unique_ptr<SharedState> state;
   std::int64_t window_ns = static_cast<std::int64_t>(kDefaultUtilWindowMs) * 1'000'000;
+  // GPUSLICE_FAKE_UTIL_ATTRIBUTION=time-sliced: each sampling period's
+  // process sample goes wholly to one process, reading the device's busy
+  // share, as an H100 time-slicing two contexts reports it (each process's
+  // own share otherwise).
+  bool time_sliced = false;
   // nvmlDevice_t points at one of these; the index is the physical one.
   std::array<std::size_t, kMaxDevices> slots{};
 

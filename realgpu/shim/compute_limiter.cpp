@@ -52,6 +52,7 @@ struct DeviceLimiter {
   unsigned long long sample_period_us = 166'667;
   bool period_learnt = false;
   bool throttling = false;
+  int holding = -1;  // under `default`: the last hold decision (-1 before the first), for the debug log
   // Launches since the start of the window the next measurement covers. The
   // loop looks every period_ms, NVML stamps a sample every 200 ms or so: a
   // look that finds no new sample keeps its launches for the next one (taking
@@ -103,11 +104,12 @@ std::optional<uint64_t> launches_at(const std::deque<DeviceLimiter::Tick>& ticks
 struct Usage {
   bool measured = false;
   bool window_opened = false;  // the first look: measurements start at its newest stamp
-  double prelude_seconds = 0, prelude_slice = 0,
-         prelude_own = 0;  // before that stamp, since this process started
+  double prelude_seconds = 0, prelude_slice = 0, prelude_own = 0,
+         prelude_others = 0;  // before that stamp, since this process started
   unsigned long long newest_stamp = 0;
   double seconds = 0, own = 0, slice = 0, others = 0;
   bool foreign_process = false;
+  int listed_processes = -1;  // NVML's running compute processes (-1: not asked, or it failed)
 };
 
 }  // namespace
@@ -208,6 +210,23 @@ struct ComputeLimiter::Impl {
         for (const auto& s : region->live_slots(rdev))
           slice_pids.insert(static_cast<unsigned>(s.host_pid ? s.host_pid : s.pid));
     }
+    // The processes on the card now: a process outside the slice makes
+    // `default` hold its share (before a monitor decides), and only a live
+    // one's samples count as another tenant's busy time (NVML keeps a
+    // finished process's last periods; the check's 60 % slice, started
+    // right after its 30 % one, took them for a neighbour's).
+    std::unordered_set<unsigned> live;
+    {
+      nvmlProcessInfo_t infos[128];
+      unsigned n = 128;
+      if (real.nvmlDeviceGetComputeRunningProcesses_v3(d.nvml, &n, infos) == NVML_SUCCESS) {
+        u.listed_processes = static_cast<int>(n);
+        for (unsigned i = 0; i < n; ++i) {
+          live.insert(infos[i].pid);
+          u.foreign_process = u.foreign_process || !slice_pids.count(infos[i].pid);
+        }
+      }
+    }
     std::vector<nvmlProcessUtilizationSample_t> samples(64);
     unsigned count = static_cast<unsigned>(samples.size());
     nvmlReturn_t rc = real.nvmlDeviceGetProcessUtilization(d.nvml, samples.data(), &count, d.last_sample_us);
@@ -256,7 +275,7 @@ struct ComputeLimiter::Impl {
             if (slice_pids.count(pid)) {
               slice += util;
               if (pid == own_pid) own += util;
-            } else {
+            } else if (u.listed_processes < 0 || live.count(pid)) {
               others += util;
             }
           }
@@ -264,6 +283,7 @@ struct ComputeLimiter::Impl {
             u.prelude_seconds = seconds;
             u.prelude_slice = slice;
             u.prelude_own = own;
+            u.prelude_others = others;
           } else {
             u.measured = true;
             u.seconds = seconds;
@@ -276,14 +296,6 @@ struct ComputeLimiter::Impl {
         u.newest_stamp = newest;
         d.last_sample_us = newest;
       }
-    }
-    if (rt.env().core_policy == realgpu::CorePolicy::Default &&
-        (!rt.region() || rt.region()->utilization_switch() == realgpu::hami::kSwitchNoMonitor)) {
-      nvmlProcessInfo_t infos[128];
-      unsigned n = 128;
-      if (real.nvmlDeviceGetComputeRunningProcesses_v3(d.nvml, &n, infos) == NVML_SUCCESS)
-        for (unsigned i = 0; i < n; ++i)
-          u.foreign_process = u.foreign_process || !slice_pids.count(infos[i].pid);
     }
     return u;
   }
@@ -321,7 +333,22 @@ struct ComputeLimiter::Impl {
       const int rdev = rt.region_device(d.ordinal);
       if (region && rdev >= 0) region->set_sm_util(rdev, static_cast<unsigned>(std::lround(u.own * 100)));
     }
-    if (rt.env().core_policy == realgpu::CorePolicy::Default && !must_hold(u)) {
+    const bool hold = rt.env().core_policy != realgpu::CorePolicy::Default || must_hold(u);
+    if (rt.env().core_policy == realgpu::CorePolicy::Default && d.holding != static_cast<int>(hold)) {
+      // At debug level: why `default` holds the slice to its share or lets it
+      // burst, each time that changes (a slice that bursts beside a neighbour
+      // on hardware is explained here).
+      d.holding = hold;
+      auto* region = rt.region();
+      rt.log(
+          Level::Debug,
+          "Device %d: default policy %s: monitor switch %d, NVML lists %d compute process(es), one outside "
+          "the slice: %s; others %.1f%% of the last window",
+          d.ordinal, hold ? "holds the share" : "bursts",
+          region ? region->utilization_switch() : realgpu::hami::kSwitchNoMonitor, u.listed_processes,
+          u.foreign_process ? "yes" : "no", u.others * 100);
+    }
+    if (!hold) {
       d.window_launches = 0;
       if (d.throttling) {
         d.controller.restart();
@@ -338,6 +365,7 @@ struct ComputeLimiter::Impl {
       u.seconds = u.prelude_seconds;
       u.slice = u.prelude_slice;
       u.own = u.prelude_own;
+      u.others = u.prelude_others;
       launches = *before_stamp;
     } else if (u.prelude_seconds > 0) {
       // On no clock we know: it still counts against the share.
@@ -349,7 +377,7 @@ struct ComputeLimiter::Impl {
       launches = d.window_launches;
       d.window_launches = 0;
     }
-    d.controller.observe({u.seconds, u.slice, u.own, launches, u.measured});
+    d.controller.observe({u.seconds, u.slice, u.own, launches, u.measured, u.others});
     d.gate.set_rate(d.controller.launch_rate());
     // At debug level (LIBCUDA_LOG_LEVEL=4): what the loop saw and chose, to
     // compare with the card's own utilization on hardware.

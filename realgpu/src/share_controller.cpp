@@ -20,6 +20,13 @@ constexpr double kMaxStep = 2.0;
 // A pool of samples is judged once it holds this many launches, or this long.
 constexpr uint64_t kPoolLaunches = 8;
 constexpr double kPoolSeconds = 1.0;
+// The history that prices a launch on a contended card: long enough that
+// whole-period attribution averages out (about 15 of NVML's periods), short
+// enough to follow an application whose kernels change.
+constexpr double kHistorySeconds = 3.0;
+// Another tenant counts as busy beside the slice above this share of the
+// recent time.
+constexpr double kContendedShare = 0.02;
 
 int64_t now_ns() {
   timespec ts{};
@@ -39,11 +46,44 @@ void ShareController::account(double seconds, double slice_util) {
   if (seconds > 0) debt_ = std::clamp(debt_ + (slice_util - target_) * seconds, -kMaxCredit, kMaxDebt);
 }
 
+void ShareController::remember(const Sample& s) {
+  const double keep = std::exp(-s.seconds / kHistorySeconds);
+  history_.seconds = history_.seconds * keep + s.seconds;
+  history_.own_busy = history_.own_busy * keep + s.own_util * s.seconds;
+  history_.slice_busy = history_.slice_busy * keep + s.slice_util * s.seconds;
+  history_.others_busy = history_.others_busy * keep + s.others_util * s.seconds;
+  history_.launches = history_.launches * keep + static_cast<double>(s.launches);
+}
+
+bool ShareController::contended() const {
+  return history_.seconds > 0 && history_.others_busy > kContendedShare * history_.seconds;
+}
+
+double ShareController::launch_cost() const {
+  if (history_.launches <= 0) return 0;
+  // Until NVML has given this process a period, the card's busy time per
+  // launch of ours stands in: more than a launch costs, so the slice starts
+  // low rather than bursting unmeasured.
+  const double busy = history_.own_busy > 0 ? history_.own_busy : history_.others_busy;
+  return busy / history_.launches;
+}
+
+double ShareController::slice_from_launches(const Sample& s) const {
+  const double cost = launch_cost();
+  if (cost <= 0) return s.slice_util;
+  const double slice_per_own =
+      history_.own_busy > 0 ? std::clamp(history_.slice_busy / history_.own_busy, 1.0, 64.0) : 1.0;
+  return std::min(1.0, static_cast<double>(s.launches) * cost / s.seconds * slice_per_own);
+}
+
 void ShareController::observe(const Sample& s) {
   if (!s.measured || s.seconds <= 0) return;
-  account(s.seconds, s.slice_util);
+  remember(s);
+  const bool shared = contended();
+  const double slice_util = shared ? slice_from_launches(s) : s.slice_util;
+  account(s.seconds, slice_util);
   pool_.seconds += s.seconds;
-  pool_.slice_busy += s.slice_util * s.seconds;
+  pool_.slice_busy += slice_util * s.seconds;
   pool_.own_busy += s.own_util * s.seconds;
   pool_.launches += s.launches;
   if (pool_.launches < kPoolLaunches && pool_.seconds < kPoolSeconds) return;
@@ -52,10 +92,14 @@ void ShareController::observe(const Sample& s) {
   const double goal =
       std::clamp(target_ - debt_ / kPaybackSeconds, 0.25 * target_, std::min(1.0, 2.0 * target_));
   if (std::isinf(rate_)) {
-    // First look: the cost of one launch gives the rate directly.
-    if (p.launches == 0 || p.own_busy <= 0) return;
-    const double cost = p.own_busy / static_cast<double>(p.launches);
-    const double own_part = p.slice_busy > 0 ? std::min(1.0, p.own_busy / p.slice_busy) : 1.0;
+    // First look: the cost of one launch gives the rate directly (on a
+    // contended card, the cost over the history).
+    const double cost =
+        shared ? launch_cost() : (p.launches > 0 ? p.own_busy / static_cast<double>(p.launches) : 0.0);
+    if (cost <= 0) return;
+    const double own_busy = shared ? history_.own_busy : p.own_busy;
+    const double slice_busy = shared ? history_.slice_busy : p.slice_busy;
+    const double own_part = own_busy > 0 && slice_busy > 0 ? std::min(1.0, own_busy / slice_busy) : 1.0;
     rate_ = goal * own_part / cost;
     return;
   }

@@ -13,7 +13,13 @@
 //   - an integral of the error (busy seconds over or under budget) nudges the
 //     target so the long-run average lands on it, not just near it;
 //   - the rate never runs ahead of what the application actually asks for
-//     (no wind-up while it idles, so no burst when it wakes).
+//     (no wind-up while it idles, so no burst when it wakes);
+//   - while another tenant is busy on the card, the slice's busy time is
+//     taken as its launches times a launch's cost learnt over seconds, not
+//     read period by period: an H100 time-slicing two contexts gives each
+//     200 ms period wholly to one process (98 % to one, 0 % to the other),
+//     and a loop judging single periods halved and doubled its rate in turn
+//     and let two 30 % slices hold the card 100 % busy.
 // Nothing here reads the SM count, the grid size or the clock rate.
 #pragma once
 
@@ -28,11 +34,12 @@ class ShareController {
   explicit ShareController(double target_fraction);
 
   struct Sample {
-    double seconds = 0;     // length of the measured period
-    double slice_util = 0;  // busy fraction of the device used by the whole slice
-    double own_util = 0;    // ... by this process
-    uint64_t launches = 0;  // launches this process issued in the period
-    bool measured = true;   // false when the driver had no new sample
+    double seconds = 0;      // length of the measured period
+    double slice_util = 0;   // busy fraction of the device used by the whole slice
+    double own_util = 0;     // ... by this process
+    uint64_t launches = 0;   // launches this process issued in the period
+    bool measured = true;    // false when the driver had no new sample
+    double others_util = 0;  // ... by processes outside the slice
   };
   void observe(const Sample& s);
   // Busy time that cannot price a launch but counts against the share (what
@@ -49,6 +56,18 @@ class ShareController {
   double target_;
   double rate_ = std::numeric_limits<double>::infinity();
   double debt_ = 0;  // busy seconds used beyond the target (negative: under)
+  // Decaying sums over the last seconds (see kHistorySeconds): what a launch
+  // costs (own busy / launches), the slice's busy time per own busy time,
+  // and how much of the time another tenant was busy.
+  struct History {
+    double seconds = 0, own_busy = 0, slice_busy = 0, others_busy = 0, launches = 0;
+  } history_;
+  void remember(const Sample& s);
+  bool contended() const;
+  // Busy seconds per launch over the history (0: no launch yet).
+  double launch_cost() const;
+  // The slice's busy fraction in `s` as its launches say (contended cards).
+  double slice_from_launches(const Sample& s) const;
   // Samples are pooled until they hold enough launches to say something
   // (a 20 ms kernel at 10% runs once every 200 ms: single periods would
   // read 0% or 100%).
