@@ -7,8 +7,13 @@ cd "$(dirname "$0")/.."
 BUILD_DIR="${1:-build}"
 shift || true
 scripts/setup.sh "$BUILD_DIR" "$@"
+echo "test.sh: set-up and build took $SECONDS s"
+started=$SECONDS
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${JOBS:-$(nproc)}" --timeout 900
+echo "test.sh: ctest took $((SECONDS - started)) s"
 if [ -f python/tests/conftest.py ] || ls python/tests/test_*.py >/dev/null 2>&1; then
+  started=$SECONDS
   scripts/python-env.sh
   .venv/bin/python -m pytest -q python/tests
+  echo "test.sh: Python set-up and pytest took $((SECONDS - started)) s"
 fi
