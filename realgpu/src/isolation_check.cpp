@@ -306,10 +306,8 @@ class Checker {
     std::optional<NvmlReader> nvml;
     std::string nvml_error;
     try {
-      nvml.emplace(t_.driver == "fake" ? t_.fake_dir + "/libnvidia-ml.so.1" : "libnvidia-ml.so.1");
-      auto settings = t_.driver == "fake" ? driver_environment(t_) : std::map<std::string, std::string>{};
-      if (t_.driver == "fake") settings["GPUSLICE_FAKE_UTIL_WINDOW_MS"] = "250";
-      nvml->initialise(settings);
+      nvml.emplace(host_nvml_library(t_));
+      nvml->initialise(host_nvml_settings(t_, 250));
     } catch (const std::exception& ex) {
       nvml_error = ex.what();
       nvml.reset();

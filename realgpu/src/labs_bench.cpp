@@ -172,8 +172,7 @@ void Bench::start() {
     train_script_ = write_script("labs_train.py", kTrainScript);
   }
   try {
-    nvml_ =
-        std::make_unique<NvmlReader>(fake() ? toolkit_.fake_dir + "/libnvidia-ml.so.1" : "libnvidia-ml.so.1");
+    nvml_ = std::make_unique<NvmlReader>(host_nvml_library(toolkit_));
   } catch (const std::exception& e) {
     nvml_error_ = e.what();
   }
@@ -213,12 +212,10 @@ void Bench::begin_lab(const LabHeading& heading, const SeedCard& seed) {
                info["view"].value("device_total_bytes", uint64_t{0})};
   driver_version_ = "?";
   if (nvml_) {
-    auto settings = fake() ? driver_environment(toolkit_) : std::map<std::string, std::string>{};
-    // One sample a second should cover that second (the real NVML's own
-    // period is 1/6 s to 1 s, depending on the product).
-    if (fake()) settings["GPUSLICE_FAKE_UTIL_WINDOW_MS"] = "1000";
     try {
-      nvml_->initialise(settings);
+      // One sample a second should cover that second (the real NVML's own
+      // period is 1/6 s to 1 s, depending on the product).
+      nvml_->initialise(host_nvml_settings(toolkit_, 1000));
       driver_version_ = nvml_->driver_version();
     } catch (const std::exception& e) {
       nvml_error_ = e.what();

@@ -85,6 +85,17 @@ std::map<std::string, std::string> driver_environment(const Toolkit& t) {
   return env;
 }
 
+std::string host_nvml_library(const Toolkit& t) {
+  return t.driver == "fake" ? t.fake_dir + "/libnvidia-ml.so.1" : "libnvidia-ml.so.1";
+}
+
+std::map<std::string, std::string> host_nvml_settings(const Toolkit& t, unsigned fake_window_ms) {
+  if (t.driver != "fake") return {};
+  auto settings = driver_environment(t);
+  settings["GPUSLICE_FAKE_UTIL_WINDOW_MS"] = std::to_string(fake_window_ms);
+  return settings;
+}
+
 namespace {
 // A UUID-shaped name for `seed` (two FNV-1a 64 hashes): pod UIDs and cache
 // file names stay the same for the same slice name, like the device

@@ -34,6 +34,14 @@ Toolkit locate_toolkit(DriverChoice choice);
 // inherited from the caller (a value "" removes a variable).
 std::map<std::string, std::string> driver_environment(const Toolkit& t);
 
+// NVML for the gpuslice process itself, outside every slice (NvmlReader):
+// the fake's library beside the fake driver, else the system's; and the
+// settings its initialise needs (on the fake: the fleet and state of the
+// children, sampling device utilisation over `fake_window_ms`; none on a
+// real driver).
+std::string host_nvml_library(const Toolkit& t);
+std::map<std::string, std::string> host_nvml_settings(const Toolkit& t, unsigned fake_window_ms);
+
 // A slice as HAMi's device plugin injects it, plus the shim preloaded.
 struct SliceSpec {
   std::string name;         // the pod: names its UID (pod_uid_for) and so its accounting folder
