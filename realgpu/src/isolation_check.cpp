@@ -312,12 +312,8 @@ class Checker {
       nvml_error = ex.what();
       nvml.reset();
     }
-    // On the fake, NVML reads the two as an H100 time-slicing them does:
-    // each period wholly to one of them (see the fake's README).
     auto env_a = slice_environment(t_, slice("shared-a", 30, "default"));
     auto env_b = slice_environment(t_, slice("shared-b", 30, "default"));
-    if (t_.driver == "fake")
-      env_a["GPUSLICE_FAKE_UTIL_ATTRIBUTION"] = env_b["GPUSLICE_FAKE_UTIL_ATTRIBUTION"] = "time-sliced";
     Child a(args, env_a);
     Child b(args, env_b);
     const double start = monotonic_seconds(), settle = std::min(2.0, o_.compute_seconds * 0.3);

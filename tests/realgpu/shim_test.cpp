@@ -185,7 +185,9 @@ TEST_CASE(
     env["GPUSLICE_FAKE_UTIL_ATTRIBUTION"] = "time-sliced";
     return env;
   };
-  auto args = lab.probe({"spin", "--seconds", "10", "--kernel-us", "2000"});
+  // 20 s: the probes report whole runs, and a slice's first second (before
+  // NVML has priced a launch, or has seen the neighbour) weighs half as much.
+  auto args = lab.probe({"spin", "--seconds", "20", "--kernel-us", "2000"});
   Child a(args, env_for("sliced-a")), b(args, env_for("sliced-b"));
   const json ja = first_json(a.wait().out), jb = first_json(b.wait().out);
   INFO(ja.dump() << "\n" << jb.dump());
