@@ -109,7 +109,7 @@ struct Usage {
   unsigned long long newest_stamp = 0;
   double seconds = 0, own = 0, slice = 0, others = 0;
   bool foreign_process = false;
-  int listed_processes = -1;  // NVML's running compute processes (-1: not asked, or it failed)
+  int listed_processes = -1;  // NVML's running compute processes (-1: it could not say)
 };
 
 }  // namespace
@@ -215,18 +215,11 @@ struct ComputeLimiter::Impl {
     // one's samples count as another tenant's busy time (NVML keeps a
     // finished process's last periods; the check's 60 % slice, started
     // right after its 30 % one, took them for a neighbour's).
-    std::unordered_set<unsigned> live;
-    {
-      nvmlProcessInfo_t infos[128];
-      unsigned n = 128;
-      if (real.nvmlDeviceGetComputeRunningProcesses_v3(d.nvml, &n, infos) == NVML_SUCCESS) {
-        u.listed_processes = static_cast<int>(n);
-        for (unsigned i = 0; i < n; ++i) {
-          live.insert(infos[i].pid);
-          u.foreign_process = u.foreign_process || !slice_pids.count(infos[i].pid);
-        }
-      }
-    }
+    // An empty list means NVML could not say (this process holds a context,
+    // so a working NVML lists at least it): then every sample counts.
+    const std::vector<unsigned> live = rt.nvml_pids(d.ordinal);  // sorted
+    if (!live.empty()) u.listed_processes = static_cast<int>(live.size());
+    for (const unsigned pid : live) u.foreign_process = u.foreign_process || !slice_pids.count(pid);
     std::vector<nvmlProcessUtilizationSample_t> samples(64);
     unsigned count = static_cast<unsigned>(samples.size());
     nvmlReturn_t rc = real.nvmlDeviceGetProcessUtilization(d.nvml, samples.data(), &count, d.last_sample_us);
@@ -275,7 +268,7 @@ struct ComputeLimiter::Impl {
             if (slice_pids.count(pid)) {
               slice += util;
               if (pid == own_pid) own += util;
-            } else if (u.listed_processes < 0 || live.count(pid)) {
+            } else if (live.empty() || std::binary_search(live.begin(), live.end(), pid)) {
               others += util;
             }
           }

@@ -98,6 +98,9 @@ class Runtime {
   void host_pid_after_context(int ordinal, const ProcessSnapshot& before);  // releases it
   // The pid NVML reports for this process (getpid() until discovered).
   unsigned host_pid();
+  // The host pids NVML lists as running compute processes on this CUDA
+  // ordinal's card, sorted; empty when NVML cannot say.
+  std::vector<unsigned> nvml_pids(int ordinal);
 
   void log(Level level, const char* format, ...) __attribute__((format(printf, 3, 4)));
 
@@ -113,7 +116,6 @@ class Runtime {
     int sm_limit = 0;
   };
   realgpu::RegionSetup region_setup();
-  std::vector<unsigned> nvml_pids(int ordinal);
   bool cuda_ready();                          // the real driver initialised (cuInit once)
   std::optional<Device> device(int ordinal);  // described on first use, then cached
 
