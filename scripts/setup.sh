@@ -9,7 +9,7 @@ shift || true
 
 DEB_PACKAGES=(cmake g++ make libboost-graph-dev libyaml-cpp-dev libfmt-dev catch2 pybind11-dev
               nlohmann-json3-dev libcli11-dev python3-venv python3-dev libjs-chart.js libcpp-httplib-dev libssl-dev
-              zlib1g-dev libbrotli-dev pkg-config libsimdjson-dev prometheus libyaml-dev)
+              zlib1g-dev libbrotli-dev pkg-config libsimdjson-dev prometheus libyaml-dev libmimalloc-dev)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
