@@ -2,11 +2,15 @@
 // latency (p50/p99) and requests/s with kube-scheduler's nodeCacheCapable
 // payload (every node named), then filter+bind pairs/s, then filters for a
 // pod that fits no node (90,000 MiB on one card: FailedNodes names every
-// node). Fleets: openb's 1,213 GPU nodes (the simulator's reader) and 10,000
-// generated 8-card nodes.
+// node), again with a small pod filtered and bound before each (so a node
+// changed since the last refusal, whose answer the server keeps). Fleets: openb's 1,213 GPU nodes (the
+// simulator's reader) and 10,000 generated 8-card nodes.
 //   serve_bench [--requests N] [--seconds S] [--clients C] [--fleet openb|generated|both] [--stages]
+//               [--refusals-afresh]
 // --stages also times the refused filter's decode, decision and answer in
-// this process, without HTTP.
+// this process, without HTTP: with the last refusal's answer kept, and built
+// afresh every time. --refusals-afresh serves with every refusal built
+// afresh (StateOptions::reuse_refusals off): the server as it was before.
 #include <fmt/format.h>
 #include <httplib.h>
 #include <pthread.h>
@@ -83,14 +87,18 @@ double percentile(std::vector<double>& v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-enum class Mode { Filter, FilterBind, Unschedulable };
+// UnschedulableAfterBind: as Unschedulable, each refusal after a small pod
+// is filtered and bound (not timed), so a node has changed since the last
+// refusal, as in a busy cluster.
+enum class Mode { Filter, FilterBind, Unschedulable, UnschedulableAfterBind };
 
 // `clients` threads, each its own keep-alive connection, until `requests`
 // are done or `seconds` pass.
 Figures drive(int port, int clients, int requests, double seconds, const std::string& names_json, Mode mode,
               std::atomic<int>& next_pod) {
   const bool bind = mode == Mode::FilterBind;
-  const char* gpumem = mode == Mode::Unschedulable ? "90000" : "2000";
+  const bool refused = mode == Mode::Unschedulable || mode == Mode::UnschedulableAfterBind;
+  const char* gpumem = refused ? "90000" : "2000";
   const size_t named = static_cast<size_t>(std::count(names_json.begin(), names_json.end(), ',')) + 1;
   Figures f;
   std::mutex m;
@@ -107,7 +115,31 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
       client.set_read_timeout(30, 0);
       std::vector<double> mine;
       int errors = 0;
+      // Filters and binds a 2000 MiB pod: true when it was bound.
+      auto place_small = [&](httplib::Client& with) {
+        const int id = next_pod++;
+        auto res = with.Post(
+            "/filter",
+            fmt::format(
+                R"({{"Pod":{{"metadata":{{"name":"s{}","namespace":"bench","uid":"s{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"2000","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
+                id, id, names_json),
+            "application/json");
+        if (!res || res->status != 200) return false;
+        auto j = nlohmann::json::parse(res->body);
+        if (!j["NodeNames"].is_array() || j["NodeNames"].empty()) return false;
+        const std::string node = j["NodeNames"][0];
+        auto b =
+            with.Post("/bind",
+                      fmt::format(R"({{"PodName":"s{}","PodNamespace":"bench","PodUID":"s{}","Node":"{}"}})",
+                                  id, id, node),
+                      "application/json");
+        return b && b->status == 200 && nlohmann::json::parse(b->body)["Error"] == "";
+      };
       while (issued++ < requests && Clock::now() < deadline) {
+        if (mode == Mode::UnschedulableAfterBind && !place_small(client)) {
+          ++errors;
+          continue;
+        }
         const int id = next_pod++;
         const std::string pod = fmt::format("p{}", id);
         const std::string body = fmt::format(
@@ -125,9 +157,8 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
           auto j = nlohmann::json::parse(res->body);
           if (j["NodeNames"].is_array() && !j["NodeNames"].empty()) node = j["NodeNames"][0];
           // Unschedulable: every named node has its reason.
-          answered = mode == Mode::Unschedulable
-                         ? j["FailedNodes"].is_object() && j["FailedNodes"].size() == named
-                         : !node.empty();
+          answered =
+              refused ? j["FailedNodes"].is_object() && j["FailedNodes"].size() == named : !node.empty();
         }
         if (!answered) {
           if (errors == 0) {
@@ -163,7 +194,7 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
 // The refused filter's own stages, in this process without HTTP (medians of
 // 300): what the server spends between reading the request and writing the
 // answer, and so what is left to the HTTP exchange in the latency above.
-void print_stages(serve::DecisionState& state, const std::string& names_json) {
+void print_stages(serve::DecisionState& state, const std::string& names_json, const char* which) {
   const std::string body = fmt::format(
       R"({{"Pod":{{"metadata":{{"name":"s","namespace":"bench","uid":"us"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"90000","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
       names_json);
@@ -185,17 +216,18 @@ void print_stages(serve::DecisionState& state, const std::string& names_json) {
     whole.push_back(ms(t0, t3));
   }
   fmt::print(
-      "  refused filter's stages in process (median of 300): decode {:.3f} ms, decide {:.3f} ms, encode "
+      "  refused filter's stages in process, {} (median of 300): decode {:.3f} ms, decide {:.3f} ms, encode "
       "{:.3f} ms ({:.0f} kB), all three {:.3f} ms\n",
-      percentile(decode, 0.5), percentile(decide, 0.5), percentile(encode, 0.5),
+      which, percentile(decode, 0.5), percentile(decide, 0.5), percentile(encode, 0.5),
       static_cast<double>(bytes) / 1000.0, percentile(whole, 0.5));
 }
 
 void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests, double seconds, int clients,
-         bool stages) {
+         bool stages, bool refusals_afresh) {
   serve::MemoryWriter writer;
   serve::StateOptions so;
   so.release_lock_after_bind = true;
+  so.reuse_refusals = !refusals_afresh;
   serve::DecisionState state(so, writer);
   serve::Metrics metrics;
   serve::ServerOptions o;
@@ -215,10 +247,13 @@ void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests
   Figures pairs = drive(server.port(), clients, requests, seconds, names_json, Mode::FilterBind, next_pod);
   Figures refused =
       drive(server.port(), clients, requests, seconds, names_json, Mode::Unschedulable, next_pod);
+  Figures refused_after_bind =
+      drive(server.port(), clients, requests, seconds, names_json, Mode::UnschedulableAfterBind, next_pod);
   const size_t nf = filter.latencies_ms.size(), np = pairs.latencies_ms.size(),
                nr = refused.latencies_ms.size();
-  fmt::print("{}: {} nodes (cluster read in {:.2f} s), request {:.0f} kB, {} clients\n", fleet_name,
-             nodes.size(), load_s, static_cast<double>(names_json.size()) / 1000.0, clients);
+  fmt::print("{}: {} nodes (cluster read in {:.2f} s), request {:.0f} kB, {} clients{}\n", fleet_name,
+             nodes.size(), load_s, static_cast<double>(names_json.size()) / 1000.0, clients,
+             refusals_afresh ? ", every refusal built afresh" : "");
   fmt::print("  filter: {} requests in {:.2f} s = {:.0f} req/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n",
              nf, filter.seconds, static_cast<double>(nf) / filter.seconds,
              percentile(filter.latencies_ms, 0.50), percentile(filter.latencies_ms, 0.99), filter.errors);
@@ -230,8 +265,19 @@ void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests
       "  fits no node: {} requests in {:.2f} s = {:.0f} req/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n", nr,
       refused.seconds, static_cast<double>(nr) / refused.seconds, percentile(refused.latencies_ms, 0.50),
       percentile(refused.latencies_ms, 0.99), refused.errors);
+  const size_t nb = refused_after_bind.latencies_ms.size();
+  fmt::print(
+      "  fits no node, a pod bound before each: {} requests, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n", nb,
+      percentile(refused_after_bind.latencies_ms, 0.50), percentile(refused_after_bind.latencies_ms, 0.99),
+      refused_after_bind.errors);
   server.stop();
-  if (stages) print_stages(state, names_json);
+  if (stages) {
+    print_stages(state, names_json, "the last refusal's answer kept");
+    so.reuse_refusals = false;
+    serve::DecisionState afresh(so, writer);
+    afresh.replace_all(nodes, {});
+    print_stages(afresh, names_json, "every refusal built afresh");
+  }
 }
 
 }  // namespace
@@ -240,11 +286,13 @@ int main(int argc, char** argv) {
   int requests = 2000, clients = 2;
   double seconds = 10;
   std::string fleet = "both";
-  bool stages = false;
+  bool stages = false, refusals_afresh = false;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--stages"))
       stages = true;
+    else if (!std::strcmp(argv[i], "--refusals-afresh"))
+      refusals_afresh = true;
     else if (has_value && !std::strcmp(argv[i], "--requests"))
       requests = std::atoi(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--seconds"))
@@ -256,12 +304,13 @@ int main(int argc, char** argv) {
     else {
       fmt::print(stderr,
                  "serve_bench: unknown option {} (--requests N, --seconds S, --clients C, --fleet "
-                 "openb|generated|both, --stages)\n",
+                 "openb|generated|both, --stages, --refusals-afresh)\n",
                  argv[i]);
       return 2;
     }
   }
-  if (fleet == "openb" || fleet == "both") run("openb", openb_nodes(), requests, seconds, clients, stages);
+  if (fleet == "openb" || fleet == "both")
+    run("openb", openb_nodes(), requests, seconds, clients, stages, refusals_afresh);
   if (fleet == "generated" || fleet == "both")
-    run("generated", generated_nodes(10000), requests, seconds, clients, stages);
+    run("generated", generated_nodes(10000), requests, seconds, clients, stages, refusals_afresh);
 }

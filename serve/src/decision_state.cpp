@@ -12,6 +12,7 @@
 #include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policies/hami.hpp"
+#include "refusal_memo.hpp"
 
 namespace gpuslice::serve {
 
@@ -93,7 +94,7 @@ const char* outcome_name(FilterOutcome outcome) {
 }
 
 DecisionState::DecisionState(StateOptions options, ClusterWriter& writer)
-    : options_(std::move(options)), writer_(writer) {
+    : options_(std::move(options)), writer_(writer), refusals_(std::make_unique<RefusalMemo>()) {
   if (options_.policy == "hami") {
     core::register_hami_policies();
     policy_ = std::make_unique<core::HamiPolicy>();
@@ -251,6 +252,7 @@ const std::vector<int64_t>& DecisionState::node_ids(const std::vector<std::strin
   if (names_epoch_ == cluster_.epoch() && names == last_names_) return last_ids_;
   last_names_ = names;
   names_epoch_ = cluster_.epoch();
+  ++names_generation_;
   last_ids_.resize(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     const auto id = cluster_.find(names[i]);
@@ -470,10 +472,26 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
       }
     }
     const size_t asked = candidates.size() + unregistered.size();
+    // A pod of a shape refused before, on the same names: the kept answer
+    // while every named node changed since refuses it alike.
+    const RefusalMemo::Answer* kept = nullptr;
+    if (options_.reuse_refusals) {
+      auto refit = [&](size_t id) -> std::optional<core::Refusal> {
+        const core::Decision one =
+            scheduler_.place_among(cluster_, std::vector<size_t>{id}, 1, pod, *policy_, core::Detail::Full);
+        if (one.placed()) return std::nullopt;
+        return one.failed.front().second;
+      };
+      kept = refusals_->find(cluster_, names_generation_, pod, refit);
+    }
     const core::Detail detail =
         candidates.size() <= options_.full_report_nodes ? core::Detail::Full : core::Detail::Minimal;
-    decision = scheduler_.place_among(cluster_, candidates, asked, pod, *policy_, detail);
-    if (decision.placed()) {
+    if (!kept) decision = scheduler_.place_among(cluster_, candidates, asked, pod, *policy_, detail);
+    if (kept) {
+      result.failed = kept->failed;
+      decision.events = kept->events;
+      ++refusals_reused_;
+    } else if (decision.placed()) {
       const core::Node& node = cluster_.node(*decision.node);
       node_name = node.name;
       allocation = core::codec::encode_allocation(decision.allocation, node);
@@ -524,6 +542,8 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
         }
         result.failed.add(cluster_.node(id).name, previous_reason);
       }
+      if (options_.reuse_refusals)
+        refusals_->keep(cluster_, names_generation_, pod, decision, {result.failed, decision.events});
     }
   }
   if (!decision.placed()) {
@@ -680,6 +700,11 @@ size_t DecisionState::reservation_count() {
 uint64_t DecisionState::expired_count() const {
   std::lock_guard lock(mutex_);
   return expired_;
+}
+
+uint64_t DecisionState::refusals_reused_count() const {
+  std::lock_guard lock(mutex_);
+  return refusals_reused_;
 }
 
 }  // namespace gpuslice::serve

@@ -63,8 +63,11 @@ std::string Metrics::render(DecisionState& state) const {
       "# HELP gpuslice_reservations Filter decisions not yet bound.\n# TYPE gpuslice_reservations gauge\n"
       "gpuslice_reservations {}\n"
       "# HELP gpuslice_reservations_expired_total Reservations returned because no bind came in time.\n"
-      "# TYPE gpuslice_reservations_expired_total counter\ngpuslice_reservations_expired_total {}\n",
-      state.reservation_count(), state.expired_count());
+      "# TYPE gpuslice_reservations_expired_total counter\ngpuslice_reservations_expired_total {}\n"
+      "# HELP gpuslice_refusals_reused_total Refused filters answered with the last refusal's answer, every "
+      "node changed since refusing the pod alike.\n"
+      "# TYPE gpuslice_refusals_reused_total counter\ngpuslice_refusals_reused_total {}\n",
+      state.reservation_count(), state.expired_count(), state.refusals_reused_count());
 
   const auto cards = state.card_use();
   struct Family {

@@ -45,6 +45,11 @@ struct StateOptions {
   // the ranked fast path: the same node and cards, a shorter event. A pod
   // that fits nowhere always gets every node's reason.
   size_t full_report_nodes = 256;
+  // A pod refused again, of the same shape on the same named nodes, gets the
+  // last refusal's answer while every node changed since refuses it alike
+  // (refusal_memo.hpp). Off: every refusal is built afresh (the tests'
+  // reference).
+  bool reuse_refusals = true;
 };
 
 // What a filter decided, for metrics.
@@ -58,6 +63,8 @@ struct CardUse {
   int64_t memory_mib = 0, memory_used_mib = 0;
   int32_t cores = 0, cores_used = 0, slots_used = 0;
 };
+
+class RefusalMemo;
 
 class DecisionState final : public ClusterSink, public DecodedSink {
  public:
@@ -85,6 +92,8 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   std::vector<CardUse> card_use();
   size_t reservation_count();
   uint64_t expired_count() const;
+  // Refusals answered from the last refusal's kept answer (refusal_memo.hpp).
+  uint64_t refusals_reused_count() const;
 
  private:
   enum class Kind { Observed, Reserved, Binding, Bound };
@@ -147,16 +156,19 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   std::unordered_map<std::string, NodeLock> node_locks_;  // node -> hami.io/mutex.lock
   uint64_t generation_ = 0;
   uint64_t expired_ = 0;
+  uint64_t refusals_reused_ = 0;
   // The cluster id of each name kube-scheduler sent last (-1: unregistered).
   const std::vector<int64_t>& node_ids(const std::vector<std::string>& names);
   std::vector<std::string> last_names_;
   std::vector<int64_t> last_ids_;
-  uint64_t names_epoch_ = 0;     // cluster_.epoch() they were looked up in (a rebuild makes a new one)
-  std::vector<uint64_t> named_;  // node -> the filter that last named it (repeats count once)
+  uint64_t names_epoch_ = 0;       // cluster_.epoch() they were looked up in (a rebuild makes a new one)
+  uint64_t names_generation_ = 0;  // bumped each time the names are looked up afresh
+  std::vector<uint64_t> named_;    // node -> the filter that last named it (repeats count once)
   uint64_t named_stamp_ = 0;
   // Reservations by expiry, soonest first: (expiry, generation, key). An
   // entry whose reservation was bound, replaced or dropped is skipped.
   std::set<std::tuple<std::chrono::system_clock::time_point, uint64_t, std::string>> expiries_;
+  std::unique_ptr<RefusalMemo> refusals_;  // the last refusal's answer
 };
 
 }  // namespace gpuslice::serve
