@@ -245,10 +245,13 @@ void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests
   drive(server.port(), 1, 20, seconds, names_json, Mode::Filter, next_pod);  // warm-up
   Figures filter = drive(server.port(), clients, requests, seconds, names_json, Mode::Filter, next_pod);
   Figures pairs = drive(server.port(), clients, requests, seconds, names_json, Mode::FilterBind, next_pod);
+  const uint64_t kept_before = state.refusals_reused_count();
   Figures refused =
       drive(server.port(), clients, requests, seconds, names_json, Mode::Unschedulable, next_pod);
+  const uint64_t kept_unchanged = state.refusals_reused_count() - kept_before;
   Figures refused_after_bind =
       drive(server.port(), clients, requests, seconds, names_json, Mode::UnschedulableAfterBind, next_pod);
+  const uint64_t kept_after_bind = state.refusals_reused_count() - kept_before - kept_unchanged;
   const size_t nf = filter.latencies_ms.size(), np = pairs.latencies_ms.size(),
                nr = refused.latencies_ms.size();
   fmt::print("{}: {} nodes (cluster read in {:.2f} s), request {:.0f} kB, {} clients{}\n", fleet_name,
@@ -262,14 +265,16 @@ void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests
       pairs.seconds, static_cast<double>(np) / pairs.seconds, percentile(pairs.latencies_ms, 0.50),
       percentile(pairs.latencies_ms, 0.99), pairs.errors);
   fmt::print(
-      "  fits no node: {} requests in {:.2f} s = {:.0f} req/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n", nr,
-      refused.seconds, static_cast<double>(nr) / refused.seconds, percentile(refused.latencies_ms, 0.50),
-      percentile(refused.latencies_ms, 0.99), refused.errors);
+      "  fits no node: {} requests in {:.2f} s = {:.0f} req/s, p50 {:.3f} ms, p99 {:.3f} ms, errors {}, {} "
+      "answered as kept\n",
+      nr, refused.seconds, static_cast<double>(nr) / refused.seconds, percentile(refused.latencies_ms, 0.50),
+      percentile(refused.latencies_ms, 0.99), refused.errors, kept_unchanged);
   const size_t nb = refused_after_bind.latencies_ms.size();
   fmt::print(
-      "  fits no node, a pod bound before each: {} requests, p50 {:.3f} ms, p99 {:.3f} ms, errors {}\n", nb,
-      percentile(refused_after_bind.latencies_ms, 0.50), percentile(refused_after_bind.latencies_ms, 0.99),
-      refused_after_bind.errors);
+      "  fits no node, a pod bound before each: {} requests, p50 {:.3f} ms, p99 {:.3f} ms, errors {}, {} "
+      "answered as kept\n",
+      nb, percentile(refused_after_bind.latencies_ms, 0.50),
+      percentile(refused_after_bind.latencies_ms, 0.99), refused_after_bind.errors, kept_after_bind);
   server.stop();
   if (stages) {
     print_stages(state, names_json, "the last refusal's answer kept");
