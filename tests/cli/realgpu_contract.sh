@@ -7,10 +7,11 @@ trap 'rm -rf "$OUT"' EXIT
 source "$(dirname "$0")/expect.sh"
 expect check-all-pass 0 '9 of 9 exercises passed' -- \
   "$BIN" realgpu check --driver fake --seconds 10
-# The JSON form, with the shortest window the 3-point compute criteria hold
-# in on a loaded 2-core machine: the first ~0.3 s of a slice run before NVML's
-# first samples can price a launch (2 s windows read 33-34% for a 30% cap there).
-expect check-json 0 '"passed": true' -- "$BIN" realgpu check --driver fake --seconds 5 --json
+# The JSON form, at the default window. 5 s windows were the shortest the
+# 3-point compute criteria hold in on a loaded 2-core machine (the first ~0.3 s
+# of a slice run before NVML's first samples can price a launch), at the edge:
+# exercise 7 (force 60%) read 63.4% in 1 of 15 runs here on 2026-11-27.
+expect check-json 0 '"passed": true' -- "$BIN" realgpu check --driver fake --json
 expect run-lab 0 'Device 0 OOM 4294967296 / 4194304000' -- \
   "$BIN" realgpu run "$SRC/examples/realgpu/teaching-lab.yaml" --driver fake
 expect run-lab-json 0 '"reason": "1/1 CardInsufficientMemory"' -- \
