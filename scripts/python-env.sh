@@ -42,10 +42,15 @@ fi
 cmake --build "$BUILD" -j"$JOBS" --target gpuslice_defrag gpuslice_plan gpuslice_sim gpuslice_core >/dev/null
 # The module alone, linking them; then installed into the environment.
 MODULE_BUILD="$BUILD/python-module"
-if [ ! -f "$MODULE_BUILD/CMakeCache.txt" ] || ! grep -q "^Python_EXECUTABLE:.*=$PWD/$VENV/bin/python$" "$MODULE_BUILD/CMakeCache.txt"; then
+# Configured afresh for another interpreter or another pybind11 (a build
+# configured before the requirements brought pip's pybind11 keeps Debian's).
+pybind11_dir=$("$VENV/bin/python" -m pybind11 --cmakedir)
+if [ ! -f "$MODULE_BUILD/CMakeCache.txt" ] || ! grep -q "^Python_EXECUTABLE:.*=$PWD/$VENV/bin/python$" "$MODULE_BUILD/CMakeCache.txt" \
+   || [ "$(cat "$MODULE_BUILD/.gpuslice-pybind11-dir" 2>/dev/null)" != "$pybind11_dir" ]; then
   rm -rf "$MODULE_BUILD"
   cmake -S python -B "$MODULE_BUILD" -DGPUSLICE_BUILD_DIR="$PWD/$BUILD" -DPython_EXECUTABLE="$PWD/$VENV/bin/python" \
-    -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+    -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -Dpybind11_DIR="$pybind11_dir" >/dev/null
+  echo "$pybind11_dir" > "$MODULE_BUILD/.gpuslice-pybind11-dir"
 fi
 cmake --build "$MODULE_BUILD" -j"$JOBS" | { grep -E "error|warning" || true; }
 site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["platlib"])')
