@@ -152,7 +152,8 @@ TEST_CASE("preempt changes nothing; deleted victims free their cards for the pod
       WatchKind::Deleted,
       nlohmann::json{{"apiVersion", "v1"},
                      {"kind", "Pod"},
-                     {"metadata", {{"name", "low-a"}, {"namespace", "default"}, {"uid", "u-low-a"}}}});
+                     {"metadata", {{"name", "low-a"}, {"namespace", "default"}, {"uid", "u-low-a"}}},
+                     {"spec", {{"nodeName", "gpu-a"}, {"containers", {{{"name", "app"}}}}}}});
   CHECK(f.memory_used("GPU-aaaa-0") == before - 12000);
   ExtenderArgs filter;
   filter.pod = preemptor(100, 1, 10000);
@@ -181,7 +182,7 @@ TEST_CASE("POST /preempt over HTTP, and bad requests answered 400", "[serve][pre
   REQUIRE(res);
   CHECK(res->status == 200);
   CHECK(victims_of(nlohmann::json::parse(res->body)) == Victims{{"gpu-a", {"u-mid-a", "u-low-a"}}});
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("{bad"), std::string("[]"), std::string(R"({"NodeNameToMetaVictims":{}})"),
         nlohmann::json{{"Pod", preemptor(100, 1, 1)}, {"NodeNameToMetaVictims", nlohmann::json::array()}}
             .dump(),
