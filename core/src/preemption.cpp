@@ -27,7 +27,9 @@ int64_t cards_asked(const PodRequest& pod) {
 VictimSelector::VictimSelector(const Cluster& cluster, Policy& policy, FitRule rule)
     : cluster_(cluster), policy_(policy), rule_(rule) {}
 
-void VictimSelector::load(size_t node) {
+void VictimSelector::load(size_t node, const PodRequest& pod) {
+  if (rule_ == FitRule::Devices && !policy_.device_fit())
+    gpu_ = GpuPolicy::parse(policy_.gpu_policy_for(pod));
   node_ = node;
   const auto usage = cluster_.usage(node);
   usage_.assign(usage.begin(), usage.end());
@@ -37,9 +39,9 @@ void VictimSelector::load(size_t node) {
 // Adds (+1) or takes away (-1) what `pod` holds, as Cluster::charge and
 // release count it. Taking away more than the node holds means the caller
 // offered a pod the cluster never charged there: refused, not clamped.
-void VictimSelector::apply(const RunningPod& pod, int sign) {
+void VictimSelector::apply(const RunningPod& pod, std::span<const DeviceCharge> charges, int sign) {
   const Node& node = cluster_.node(node_);
-  for (const DeviceCharge& c : effective_charges(pod.allocation, node.devices)) {
+  for (const DeviceCharge& c : charges) {
     if (c.device < 0 || static_cast<size_t>(c.device) >= usage_.size())
       throw std::invalid_argument(
           fmt::format("preemption: pod '{}' holds card {} of node '{}', which has {} cards", pod.id, c.device,
@@ -75,13 +77,15 @@ bool VictimSelector::fits_now(const PodRequest& pod, size_t node) {
     return free_slots >= cards_asked(pod);
   }
   if (DeviceFit* dialect = policy_.device_fit()) return dialect->fits(view, pod);
-  return fit_pod(view, pod, GpuPolicy::parse(policy_.gpu_policy_for(pod)), scratch_).fits;
+  return fit_pod(view, pod, gpu_, scratch_).fits;
 }
 
 bool VictimSelector::fits_without(const PreemptionQuestion& question, size_t node,
                                   std::span<const uint32_t> evicted) {
-  load(node);
-  for (const uint32_t i : evicted) apply(question.running.at(i), -1);
+  load(node, question.pod);
+  const auto& devices = cluster_.node(node).devices;
+  for (const uint32_t i : evicted)
+    apply(question.running.at(i), effective_charges(question.running.at(i).allocation, devices), -1);
   return fits_now(question.pod, node);
 }
 
@@ -104,50 +108,60 @@ NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t no
     verdict.outcome = NodeOutcome::NoLowerPriority;
     return verdict;
   }
-  // Remove them all; no fit then means no eviction here helps.
-  load(node);
-  for (const uint32_t i : order_) apply(running[i], -1);
+  // Most important first; kube-scheduler's sort is not stable, ours keeps
+  // the offered order among equals so answers repeat. (kube-scheduler sorts
+  // after the check below; the order does not change that check.)
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](uint32_t a, uint32_t b) { return more_important(running[a], running[b]); });
+  // Remove them all; no fit then means no eviction here helps. Each pod's
+  // charges are worked out once (charges_[k] for order_[k]): it may leave
+  // and come back. From here pods are named by their place k in order_.
+  load(node, question.pod);
+  const auto& devices = cluster_.node(node).devices;
+  if (charges_.size() < order_.size()) charges_.resize(order_.size());
+  for (size_t k = 0; k < order_.size(); ++k) {
+    charges_[k] = effective_charges(running[order_[k]].allocation, devices);
+    apply(running[order_[k]], charges_[k], -1);
+  }
   if (!fits_now(question.pod, node)) {
     verdict.outcome = NodeOutcome::NoRoom;
     return verdict;
   }
-  // Most important first; kube-scheduler's sort is not stable, ours keeps
-  // the offered order among equals so answers repeat.
-  std::stable_sort(order_.begin(), order_.end(),
-                   [&](uint32_t a, uint32_t b) { return more_important(running[a], running[b]); });
   // filterPodsWithPDBViolation: walking that order, each budget counting
   // the pod gives up one disruption; a pod driving any budget below zero
   // would violate it.
   allowed_.assign(question.budgets.begin(), question.budgets.end());
   violating_.clear();
   non_violating_.clear();
-  for (const uint32_t i : order_) {
+  for (uint32_t k = 0; k < order_.size(); ++k) {
+    const RunningPod& pod = running[order_[k]];
     bool violates = false;
-    for (const uint32_t b : running[i].budgets) {
+    for (const uint32_t b : pod.budgets) {
       if (b >= allowed_.size())
         throw std::invalid_argument(
-            fmt::format("preemption: pod '{}' names budget {} of {}", running[i].id, b, allowed_.size()));
+            fmt::format("preemption: pod '{}' names budget {} of {}", pod.id, b, allowed_.size()));
       if (--allowed_[b] < 0) violates = true;
     }
-    (violates ? violating_ : non_violating_).push_back(i);
+    (violates ? violating_ : non_violating_).push_back(k);
   }
   // Reprieve: put each back, the budget-violating ones first; one that
   // leaves the pod without room goes again and is a victim.
   victims_.clear();
-  auto reprieve = [&](uint32_t i) {
-    apply(running[i], +1);
+  auto reprieve = [&](uint32_t k) {
+    apply(running[order_[k]], charges_[k], +1);
     if (fits_now(question.pod, node)) return true;
-    apply(running[i], -1);
-    victims_.push_back(i);
+    apply(running[order_[k]], charges_[k], -1);
+    victims_.push_back(k);
     return false;
   };
   int64_t violations = 0;
-  for (const uint32_t i : violating_)
-    if (!reprieve(i)) ++violations;
-  for (const uint32_t i : non_violating_) reprieve(i);
-  if (!violating_.empty() && !non_violating_.empty())
-    std::stable_sort(victims_.begin(), victims_.end(),
-                     [&](uint32_t a, uint32_t b) { return more_important(running[a], running[b]); });
+  for (const uint32_t k : violating_)
+    if (!reprieve(k)) ++violations;
+  for (const uint32_t k : non_violating_) reprieve(k);
+  // Positions in order_ sort as importance does: the victims most important
+  // first whichever group they came from.
+  if (!violating_.empty() && !non_violating_.empty()) std::sort(victims_.begin(), victims_.end());
+  for (uint32_t& k : victims_) k = order_[k];
   verdict.outcome = victims_.empty() ? NodeOutcome::FitsAlready : NodeOutcome::Victims;
   verdict.victims.victims = victims_;
   verdict.victims.pdb_violations = violations;

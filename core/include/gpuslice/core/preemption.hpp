@@ -14,6 +14,7 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/fit.hpp"
+#include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/request.hpp"
 
@@ -104,14 +105,17 @@ class VictimSelector {
 
  private:
   bool fits_now(const PodRequest& pod, size_t node);
-  void load(size_t node);
-  void apply(const RunningPod& pod, int sign);
+  // Loads the node's use and the pod's card order (its GPU policy, parsed once a node).
+  void load(size_t node, const PodRequest& pod);
+  void apply(const RunningPod& pod, std::span<const DeviceCharge> charges, int sign);
 
   const Cluster& cluster_;
   Policy& policy_;
   FitRule rule_;
   FitScratch scratch_;
-  std::vector<DeviceUsage> usage_;  // the node's cards as the victims leave and return
+  GpuPolicy gpu_;
+  std::vector<std::vector<DeviceCharge>> charges_;  // per running pod offered, while selecting
+  std::vector<DeviceUsage> usage_;                  // the node's cards as the victims leave and return
   HostResources host_;
   size_t node_ = 0;
   std::vector<uint32_t> order_, violating_, non_violating_, victims_;
