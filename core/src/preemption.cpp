@@ -69,6 +69,7 @@ bool VictimSelector::fits_now(const PodRequest& pod, size_t node) {
   NodeView view = cluster_.view(node);
   view.usage = usage_;
   view.host_used = host_;
+  if (rule_ == FitRule::HostOnly) return !host_shortfall(view, pod).any();
   if (rule_ == FitRule::SlotCount) {
     if (host_shortfall(view, pod).any()) return false;
     int64_t free_slots = 0;

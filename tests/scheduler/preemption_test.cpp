@@ -123,6 +123,39 @@ TEST_CASE("preemption frees the card a multi-card pod needs, not any slot", "[pr
   const std::vector<uint32_t> all{0, 1, 2};
   CHECK(slots.select(f.question, 0, all).outcome == NodeOutcome::FitsAlready);
   CHECK(f.plan(FitRule::SlotCount).nodes.empty());
+  // With the GPU resources ignoredByScheduler kube-scheduler sees only the
+  // host (untracked here): the same.
+  CHECK(f.plan(FitRule::HostOnly).nodes.empty());
+}
+
+TEST_CASE("counting slots, kube-scheduler evicts pods whose cards do not help", "[preemption]") {
+  // Two cards of 2 slots each: card 0 holds a (priority 1, 4000 MiB) and b
+  // (priority 2, 8000 MiB); card 1 holds c (priority 3, 15000 MiB) and d
+  // (priority 4, 100 MiB). All 4 slots are used; the pod (priority 10)
+  // asks 1 card of 10000 MiB.
+  Fixture f;
+  f.cluster.add_node(node_with_cards("n0", 2, 2));
+  f.run("a", 0, 1, 0, on_card(0, 4000));
+  f.run("b", 0, 2, 0, on_card(0, 8000));
+  f.run("c", 0, 3, 0, on_card(1, 15000));
+  f.run("d", 0, 4, 0, on_card(1, 100));
+  f.question.pod = asking(1, 10000);
+  f.question.priority = 10;
+  // Slots: d back (3 free), c back (2), b back (1), a back (0 free: a is
+  // the victim). Evicting a alone leaves card 0 with 8000 MiB free and
+  // card 1 with 900: the pod still does not fit its cards.
+  const PreemptionPlan slots = f.plan(FitRule::SlotCount);
+  REQUIRE(slots.nodes.size() == 1);
+  CHECK(f.ids(slots.nodes[0]) == std::vector<std::string>{"a"});
+  VictimSelector replay(f.cluster, *f.policy);
+  CHECK_FALSE(replay.fits_without(f.question, 0, slots.nodes[0].victims));
+  // HAMi's fit: d and c back (card 0 empty: fits), b back (card 0 8000
+  // free, card 1 900: no) -> victim b; a back (card 0 12000 free and a slot:
+  // fits). The victim is b.
+  const PreemptionPlan cards = f.plan();
+  REQUIRE(cards.nodes.size() == 1);
+  CHECK(f.ids(cards.nodes[0]) == std::vector<std::string>{"b"});
+  CHECK(replay.fits_without(f.question, 0, cards.nodes[0].victims));
 }
 
 TEST_CASE("preemption orders equal priorities by start time", "[preemption]") {

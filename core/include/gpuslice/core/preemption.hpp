@@ -44,6 +44,9 @@ enum class FitRule : uint8_t {
   // asks, plus host CPU and memory. Models preemption without the preempt
   // verb when the resource is not ignoredByScheduler.
   SlotCount,
+  // kube-scheduler with the GPU resources ignoredByScheduler (HAMi's and
+  // deploy/'s configuration): host CPU and memory only, the cards unseen.
+  HostOnly,
 };
 
 struct PreemptionQuestion {
