@@ -114,14 +114,16 @@ ExtenderPreemptionResult DecisionState::preempt(const ExtenderPreemptionArgs& ar
   // kube-scheduler offered (it counts slots, or nothing when the GPU
   // resources are ignoredByScheduler, so its victims rarely free the card
   // the pod needs). kube-scheduler finds any pod of the node by UID in its
-  // answer. A filter's reservation (not yet bound) is not on the node in
-  // kube-scheduler's cache: it stays charged and is nobody's victim. A pod
-  // without a UID cannot be named, one without a readable spec has no
-  // known priority: neither is offered.
+  // answer. A filter's reservation (not yet bound) may not be on the node
+  // in kube-scheduler's cache, and a pod whose bind is in flight holds the
+  // node lock its bind releases: both stay charged and are nobody's victim.
+  // A pod without a UID cannot be named, one without a readable spec has
+  // no known priority: neither is offered.
   std::vector<std::vector<uint32_t>> on_node(nodes.size());
   for (const auto& [key, held] : held_) {
     const int32_t at = offered_at[held.holding.node];
-    if (at < 0 || held.kind == Kind::Reserved || key.rfind("uid:", 0) != 0) continue;
+    if (at < 0 || held.kind == Kind::Reserved || held.kind == Kind::Binding || key.rfind("uid:", 0) != 0)
+      continue;
     const auto doc = pods_.find(key);
     if (doc == pods_.end() || doc->second.priority >= question.priority) continue;
     const double start =

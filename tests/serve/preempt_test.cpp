@@ -164,6 +164,14 @@ TEST_CASE("preempt changes nothing; deleted victims free their cards for the pod
   CHECK(f.state->reservation_count() == reservations + 1);
   // With the pod reserved there, no eviction is needed for a second look.
   CHECK(victims_of(ask(f, meta_args(preemptor(100, 1, 1000), {"gpu-a"}))).empty());
+  // A reservation is nobody's victim, even for a higher priority. urgent
+  // (10000 MiB) sits on card 0 beside tiny-a (card 1 could not hold it
+  // beside mid-a). A priority-200 pod asking 15000 MiB: tiny-a and mid-a go
+  // (card 1 empty: fits); mid-a back leaves no card: victim; tiny-a back
+  // (card 1 still empty): stays. urgent is never offered.
+  nlohmann::json vip = preemptor(200, 1, 15000);
+  vip["metadata"] = {{"name", "vip"}, {"namespace", "default"}, {"uid", "u-vip"}};
+  CHECK(victims_of(ask(f, meta_args(vip, {"gpu-a"}))) == Victims{{"gpu-a", {"u-mid-a"}}});
 }
 
 TEST_CASE("POST /preempt over HTTP, and bad requests answered 400", "[serve][preempt][http]") {

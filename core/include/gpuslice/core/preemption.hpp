@@ -128,7 +128,11 @@ class VictimSelector {
 // The whole of kube-scheduler's choice for `question`: each node of
 // `candidates` (all nodes when empty) with its victims, and the node
 // pickOneNodeForPreemption takes among them. Pods in question.running are
-// offered on the node they name.
+// offered on the node they name. Every candidate is evaluated (kube-scheduler
+// stops after max(100, 10% of nodes) from a random offset: pass those
+// nodes to sample as it does). The caller then evicts the chosen victims
+// and schedules the pod again, as kube-scheduler nominates the node and
+// retries the pod.
 PreemptionPlan plan_preemption(const Cluster& cluster, const PreemptionQuestion& question, Policy& policy,
                                std::span<const size_t> candidates = {}, FitRule rule = FitRule::Devices);
 
