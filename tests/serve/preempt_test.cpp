@@ -15,6 +15,7 @@
 
 #include "gpuslice/serve/preemption_protocol.hpp"
 #include "gpuslice/serve/server.hpp"
+#include "rfc3339.hpp"
 #include "serve_fixture.hpp"
 
 using namespace gpuslice::serve;
@@ -209,4 +210,18 @@ TEST_CASE("POST /preempt over HTTP, and bad requests answered 400", "[serve][pre
     CHECK_FALSE(nlohmann::json::parse(res->body)["Error"].get<std::string>().empty());
   }
   server.stop();
+}
+
+TEST_CASE("status.startTime reads as seconds since 1970", "[serve][preempt]") {
+  CHECK(rfc3339_seconds("1970-01-01T00:00:00Z") == 0.0);
+  CHECK(rfc3339_seconds("2026-11-28T06:15:52Z") == 1795846552.0);
+  CHECK(rfc3339_seconds("2000-02-29T12:00:00Z") == 951825600.0);
+  CHECK(rfc3339_seconds("2000-02-29T13:30:00+01:30") == 951825600.0);
+  CHECK(rfc3339_seconds("2000-02-29T10:00:00-02:00") == 951825600.0);
+  CHECK(rfc3339_seconds("2000-02-29T12:00:00.25Z") == Approx(951825600.25));
+  for (const char* bad : {"", "2026-11-28", "2026-13-01T00:00:00Z", "2026-11-28T06:15:52", "yesterday",
+                          "2026-11-28T06:15:52Zjunk", "2026-11-28T25:00:00Z"}) {
+    INFO(bad);
+    CHECK_FALSE(rfc3339_seconds(bad));
+  }
 }

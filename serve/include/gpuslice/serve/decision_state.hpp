@@ -112,6 +112,10 @@ class DecisionState final : public ClusterSink, public DecodedSink {
     PodRef ref;
     core::PodRequest request;  // for the policy's unreserve hook
     uint64_t generation = 0;   // which filter made it
+    // What preemption reads, kept when the feed shows the pod: spec.priority
+    // and status.startTime in seconds (nullopt: not started).
+    std::optional<int32_t> priority;
+    std::optional<double> started;
   };
   struct NodeLock {
     std::chrono::system_clock::time_point at{};
