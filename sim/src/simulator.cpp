@@ -268,27 +268,48 @@ class Run {
     const size_t wanted = std::min(n, std::max<size_t>(100, n / 10));
     bool any_non_violating = false;
     const size_t offset = std::uniform_int_distribution<size_t>(0, n - 1)(preemption_rng_);
+    // A node's verdict for this shape at this priority holds while the node
+    // is unchanged (its version): on a full fleet most refused pods share a
+    // few shapes and a preemption changes a few nodes, so most verdicts are
+    // reused. Victims are kept by pod.
+    std::vector<CachedVerdict>& verdicts =
+        verdicts_[(static_cast<uint64_t>(shape_of(id)) << 32) | static_cast<uint32_t>(q.priority)];
+    if (verdicts.empty()) verdicts.resize(n);
     for (size_t k = 0; k < n; ++k) {
       const size_t node = (offset + k) % n;
-      on_node_.clear();
-      for (uint32_t rid : running_on_node_[node]) {
-        if (workload_[rid].priority.value >= q.priority) continue;
-        const Placement& at = running_.at(rid);
-        core::RunningPod rp;
-        rp.node = node;
-        rp.priority = workload_[rid].priority.value;
-        rp.start_time = records_[rid].start;
-        rp.allocation = at.allocation;
-        rp.host = workload_[rid].request.host;
-        on_node_.push_back(static_cast<uint32_t>(q.running.size()));
-        q.running.push_back(std::move(rp));
+      CachedVerdict& cached = verdicts[node];
+      if (cached.version != cluster_.version(node)) {
+        cached.version = cluster_.version(node);
+        cached.victims.clear();
+        on_node_.clear();
+        const size_t first = q.running.size();
+        for (uint32_t rid : running_on_node_[node]) {
+          if (workload_[rid].priority.value >= q.priority) continue;
+          on_node_.push_back(static_cast<uint32_t>(q.running.size()));
+          q.running.push_back(running_pod(rid, node, true));
+          running_ids_.push_back(rid);
+        }
+        cached.candidate = false;
+        if (!on_node_.empty()) {
+          const core::NodeVerdict v = selector_->select(q, node, on_node_);
+          cached.candidate = v.outcome == core::NodeOutcome::Victims;
+          cached.pdb_violations = v.victims.pdb_violations;
+          for (uint32_t i : v.victims.victims) cached.victims.push_back(running_ids_[i]);
+        }
+        q.running.resize(first);  // offered again below, victims only
+        running_ids_.resize(first);
+      }
+      if (!cached.candidate) continue;
+      core::NodeVictims c;
+      c.node = node;
+      c.pdb_violations = cached.pdb_violations;
+      for (uint32_t rid : cached.victims) {
+        c.victims.push_back(static_cast<uint32_t>(q.running.size()));
+        q.running.push_back(running_pod(rid, node, false));
         running_ids_.push_back(rid);
       }
-      if (on_node_.empty()) continue;
-      core::NodeVerdict v = selector_->select(q, node, on_node_);
-      if (v.outcome != core::NodeOutcome::Victims) continue;
-      any_non_violating = any_non_violating || v.victims.pdb_violations == 0;
-      candidates.push_back(std::move(v.victims));
+      any_non_violating = any_non_violating || c.pdb_violations == 0;
+      candidates.push_back(std::move(c));
       if (candidates.size() >= wanted && any_non_violating) break;
     }
     const auto chosen = core::pick_one_node(candidates, q.running);
@@ -296,6 +317,20 @@ class Run {
     const core::NodeVictims& c = candidates[*chosen];
     for (uint32_t v : c.victims) evict(running_ids_[v], id, c.node);
     return try_place(id);
+  }
+
+  // A running pod as preemption sees it; its grants only when they are to
+  // be fitted (choosing among candidates reads priority and start).
+  core::RunningPod running_pod(uint32_t id, size_t node, bool with_grants) const {
+    core::RunningPod rp;
+    rp.node = node;
+    rp.priority = workload_[id].priority.value;
+    rp.start_time = records_[id].start;
+    if (with_grants) {
+      rp.allocation = running_.at(id).allocation;
+      rp.host = workload_[id].request.host;
+    }
+    return rp;
   }
 
   bool lower_priority_running(int32_t priority) const {
@@ -716,6 +751,15 @@ class Run {
   core::PreemptionQuestion question_;
   std::vector<uint32_t> running_ids_, on_node_;  // question_.running -> pod; one node's offer
   std::mt19937_64 preemption_rng_;
+  // One node's preemption verdict for a (request shape, priority), valid
+  // at the node's version (UINT64_MAX: not known).
+  struct CachedVerdict {
+    uint64_t version = UINT64_MAX;
+    bool candidate = false;
+    int64_t pdb_violations = 0;
+    std::vector<uint32_t> victims;  // pods, most important first
+  };
+  std::unordered_map<uint64_t, std::vector<CachedVerdict>> verdicts_;
   std::map<std::string, std::vector<double>> waits_by_class_;
   size_t preemptions_ = 0;
   double gpu_seconds_lost_ = 0;
