@@ -217,7 +217,7 @@ class Run {
     r.start = engine_.now();
     r.status = "running";
     waited(id, engine_.now() - queued_at_[id]);
-    ++placed_;
+    if (r.preempted == 0) ++placed_;  // pods placed: a preempted pod placed again is not a second
     if (!d.events.empty()) event(id, d.events.front());
     if (p.duration != kForever) leave_at(id, engine_.now() + p.duration);
     running_on_node_[*d.node].push_back(id);
@@ -558,6 +558,13 @@ class Run {
   }
 
   void refuse(uint32_t id) {
+    // A preempted pod made again that finds no room (nothing leaves in the
+    // study's fill): it was placed once and ends evicted, not refused.
+    if (records_[id].preempted > 0) {
+      records_[id].status = "preempted";
+      records_[id].end = engine_.now();
+      return;
+    }
     records_[id].status = "refused";
     if (records_[id].reason.empty()) records_[id].reason = "Unexplained";
     metrics_.refused(records_[id].reason);
@@ -671,6 +678,11 @@ class Run {
     s["preemption"] = preemption_name(options_.preemption);
     s["preemptions"] = preemptions_;
     s["gpu_hours_lost_to_preemption"] = gpu_seconds_lost_ / 3600.0;
+    // Preempted pods that ended evicted: bare ones, and those made again
+    // that found no room in a run where nothing leaves.
+    size_t ended_preempted = 0;
+    for (const auto& r : records_) ended_preempted += r.status == "preempted";
+    s["preempted_not_running_again"] = ended_preempted;
     if (priorities_differ_) {
       nlohmann::ordered_json by_class = nlohmann::ordered_json::object();
       for (auto& [label, waits] : waits_by_class_) {
