@@ -1,9 +1,11 @@
-// The extender's request decoders (ExtenderArgs, ExtenderBindingArgs) on
-// arbitrary bodies: a ProtocolError or a decoded request, nothing else.
+// The extender's request decoders (ExtenderArgs, ExtenderBindingArgs,
+// ExtenderPreemptionArgs) on arbitrary bodies: a ProtocolError or a decoded
+// request, nothing else.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "gpuslice/serve/preemption_protocol.hpp"
 #include "gpuslice/serve/protocol.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,6 +19,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     (void)gpuslice::serve::decode_binding_args(body);
+  } catch (const gpuslice::serve::ProtocolError&) {
+  }
+  try {
+    const auto preempt = gpuslice::serve::decode_preemption_args(body);
+    gpuslice::serve::ExtenderPreemptionResult result;
+    for (const auto& node : preempt.nodes) {
+      auto& answer = result.nodes.emplace_back();
+      answer.node = node.node;
+      for (const auto& pod : node.pods) answer.uids.push_back(pod.uid);
+    }
+    (void)gpuslice::serve::encode_preemption_result(result);
   } catch (const gpuslice::serve::ProtocolError&) {
   }
   return 0;

@@ -13,6 +13,7 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policies/hami.hpp"
 #include "refusal_memo.hpp"
+#include "rfc3339.hpp"
 
 namespace gpuslice::serve {
 
@@ -275,8 +276,14 @@ void DecisionState::observe_pod(const std::string& key, std::string_view phase, 
   try {
     const std::string source = "pod " + doc.request.ns + "/" + doc.request.name;
     if (auto h = core::holding_of(cluster_, doc, source, warnings)) {
-      Held held{
-          *h, Kind::Observed, {}, PodRef{doc.request.ns, doc.request.name, doc.request.uid}, doc.request, 0};
+      Held held{*h,
+                Kind::Observed,
+                {},
+                PodRef{doc.request.ns, doc.request.name, doc.request.uid},
+                doc.request,
+                0,
+                doc.priority,                   // what preemption reads of it
+                rfc3339_seconds(doc.started)};  // (nullopt: not started)
       charge(held_.emplace(key, std::move(held)).first->second);
     }
   } catch (const core::InputError& e) {
@@ -501,7 +508,9 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
                 now() + options_.reservation_ttl,
                 ref,
                 pod,
-                generation};
+                generation,
+                std::nullopt,  // preemption reads a bound pod's priority from the feed
+                std::nullopt};
       auto& placed = held_.emplace(key, std::move(held)).first->second;
       charge(placed);
       schedule_expiry(key, placed);

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/serve/preemption_protocol.hpp"
 #include "gpuslice/serve/protocol.hpp"
 #include "gpuslice/serve/webhook.hpp"
 
@@ -143,6 +144,17 @@ void Server::start() {
     const std::string error = state_.bind(args);
     res.set_content(encode_binding_result(error), kJson);
     metrics_.observe_bind(error.empty(), seconds_since(start));
+  });
+  // kube-scheduler's preempt verb (preemptVerb): the victims per node that
+  // let the pod fit its cards, nodes where none helps left out.
+  api_->Post("/preempt", [this](const httplib::Request& req, httplib::Response& res) {
+    try {
+      const ExtenderPreemptionResult result = state_.preempt(decode_preemption_args(req.body));
+      res.body = encode_preemption_result(result);
+      res.set_header("Content-Type", kJson);
+    } catch (const ProtocolError& e) {
+      json_error(res, 400, e.what());
+    }
   });
   // HAMi's mutating admission for pods (the MutatingWebhookConfiguration in
   // deploy/webhook.yaml points here).

@@ -22,6 +22,7 @@ namespace gpuslice::sim {
 namespace {
 struct SimulateArgs {
   std::string scenario, out, policy, openb_nodes, openb_pods, queue, pods;
+  std::string preemption = "hami-aware";
   std::vector<std::string> add_nodes;
   SnapshotFlags snapshot;
   uint64_t seed = 0;
@@ -71,6 +72,26 @@ std::vector<std::string> policy_list(const std::string& text) {
   }
 }
 
+// "off", "kube,hami-aware": the preemption modes to run, each once.
+std::vector<Preemption> preemption_list(const std::string& text) {
+  std::vector<Preemption> out;
+  size_t from = 0;
+  while (true) {
+    const size_t comma = text.find(',', from);
+    const std::string name = text.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    const auto mode = parse_preemption(name);
+    if (!mode)
+      throw core::InputError(
+          "command line", 0, "--preemption",
+          fmt::format("'{}': use off, kube or hami-aware (or a list: kube,hami-aware)", name));
+    if (std::find(out.begin(), out.end(), *mode) != out.end())
+      throw core::InputError("command line", 0, "--preemption", "'" + name + "' is given twice");
+    out.push_back(*mode);
+    if (comma == std::string::npos) return out;
+    from = comma + 1;
+  }
+}
+
 void write_run(const RunResult& result, const std::string& out, bool card_use,
                const std::string& description) {
   try {
@@ -109,6 +130,11 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--tune", a->tune,
                   "openb: resample until GPU demand reaches tune x capacity (0 < tune <= 10)");
   cmd->add_option("--queue", a->queue, "fifo | skip-ahead (default: the scenario's)");
+  cmd->add_option("--preemption", a->preemption,
+                  "what a pod that fits nowhere does to lower-priority pods: off | kube (kube-scheduler "
+                  "counting nvidia.com/gpu slots, a HAMi cluster today) | hami-aware (HAMi's fit of the "
+                  "cards, serve's preempt verb; default); several (kube,hami-aware): one run each in "
+                  "OUT/<mode>, then OUT/compare.html");
   add_snapshot_flags(
       *cmd, a->snapshot,
       "start from a cluster: `kubectl get nodes,pods -A -o yaml` (or -o json) of a HAMi cluster");
@@ -167,23 +193,31 @@ void register_cli(CLI::App& app) {
     }
     options.card_use = !a->no_card_use;
     options.progress = progress_bar();
-    // Several policies: the same input once per policy, each in its own
-    // folder, then the comparison beside them.
-    const bool several = policies.size() > 1;
+    const std::vector<Preemption> modes = preemption_list(a->preemption);
+    // Several policies (or preemption modes): the same input once each, in
+    // its own folder (OUT/<policy>, OUT/<mode>, or OUT/<policy>-<mode> for
+    // both), then the comparison beside them.
+    const bool several = policies.size() > 1 || modes.size() > 1;
     std::vector<ComparedRun> compared;
-    for (const auto& policy : policies) {
-      options.policy = policy;
-      RunResult result = simulate(scenario, options);
-      if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
-      const std::string out = several ? (std::filesystem::path(a->out) / policy).string() : a->out;
-      write_run(result, out, options.card_use, scenario.description);
-      if (!several) return;
-      std::cout << "\n";
-      // The comparison reads the summary, timeline and pods only.
-      result.card_use = {};
-      result.events = {};
-      compared.push_back({policy, out, std::move(result)});
-    }
+    for (const auto& policy : policies)
+      for (const Preemption mode : modes) {
+        options.policy = policy;
+        options.preemption = mode;
+        RunResult result = simulate(scenario, options);
+        if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
+        std::string label = policy;
+        if (modes.size() > 1)
+          label = policies.size() > 1 ? fmt::format("{}-{}", policy, preemption_name(mode))
+                                      : std::string(preemption_name(mode));
+        const std::string out = several ? (std::filesystem::path(a->out) / label).string() : a->out;
+        write_run(result, out, options.card_use, scenario.description);
+        if (!several) return;
+        std::cout << "\n";
+        // The comparison reads the summary, timeline and pods only.
+        result.card_use = {};
+        result.events = {};
+        compared.push_back({label, out, std::move(result)});
+      }
     write_and_print_comparison(compared, a->out, std::cout);
   });
 }

@@ -63,6 +63,8 @@ Workload generate(const GeneratorSpec& spec, uint64_t seed, int64_t typical_mib)
     p.request = tpl.request;
     p.request.name = fmt::format("{}-{}", tpl.name, i);
     p.kind = tpl.name;
+    p.priority = tpl.priority;
+    p.controlled = tpl.controlled;
     p.arrival = t;
     if (spec.duration == "exponential")
       p.duration = exp_duration(rng);

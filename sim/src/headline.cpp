@@ -41,6 +41,11 @@ constexpr std::array kMetrics = {
                    Better::Lower},
     HeadlineMetric{"final_frag_gpu_pct", "GPU fragmented at the end", Unit::Percent, Better::Lower},
     HeadlineMetric{"simulated_seconds", "simulated time", Unit::Seconds, Better::Neither},
+    // Added with priorities (--preemption): evictions, and the GPU time the
+    // evicted pods had run (lost: their controllers start them again).
+    HeadlineMetric{"preemptions", "pods preempted", Unit::Count, Better::Lower},
+    HeadlineMetric{"gpu_hours_lost_to_preemption", "GPU hours lost to preemption", Unit::Hours,
+                   Better::Lower},
 };
 
 std::optional<double> number(const nlohmann::ordered_json& j, const char* key) {
@@ -96,6 +101,8 @@ std::string format_headline(const HeadlineMetric& m, double v) {
       return human_duration(v);
     case Unit::Gpus:
       return fmt::format("{:.1f} GPUs", v);
+    case Unit::Hours:
+      return fmt::format("{:.2f} GPU h", v);
   }
   return {};
 }

@@ -5,10 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/html_page.hpp"
-#include "queue_outcome.hpp"
+#include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/report_assets.hpp"
+#include "queue_outcome.hpp"
 #include "report_data.hpp"
 #include "report_summary.hpp"
 

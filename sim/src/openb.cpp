@@ -112,7 +112,8 @@ Workload parse_openb_pods(std::string_view csv, const std::string& source, const
             mem = t.column("memory_mib", source), num = t.column("num_gpu", source),
             milli = t.column("gpu_milli", source), spec = t.column("gpu_spec", source, false),
             created = t.column("creation_time", source, false),
-            deleted = t.column("deletion_time", source, false);
+            deleted = t.column("deletion_time", source, false),
+            qos = options.priority_by_qos.empty() ? -1 : t.column("qos", source);
   if (options.departures && (created < 0 || deleted < 0))
     throw InputError(source, 1, "creation_time", "departures need creation_time and deletion_time columns");
   Workload rows;
@@ -149,6 +150,10 @@ Workload parse_openb_pods(std::string_view csv, const std::string& source, const
     }
     p.request.containers.push_back(c);
     if (spec >= 0) p.request.selectors.use_types = models_of(t.rows[r][static_cast<size_t>(spec)]);
+    if (qos >= 0) {
+      auto it = options.priority_by_qos.find(t.rows[r][static_cast<size_t>(qos)]);
+      p.priority = it == options.priority_by_qos.end() ? options.other : it->second;
+    }
     if (created >= 0 && deleted >= 0) {
       p.arrival = static_cast<double>(number(t, r, created, source, true));
       const double end = static_cast<double>(number(t, r, deleted, source, true));

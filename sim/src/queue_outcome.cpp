@@ -6,8 +6,8 @@
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
-#include "gpuslice/sim/metrics.hpp"
 #include "gpuslice/sim/html_page.hpp"
+#include "gpuslice/sim/metrics.hpp"
 
 namespace gpuslice::sim {
 

@@ -114,14 +114,12 @@ void write_outputs(const RunResult& r, const std::string& dir) {
   }
   {
     auto f = open_out(d / "events.jsonl");
-    for (const auto& e : r.events)
-      f << nlohmann::ordered_json{{"time", e.time},
-                                  {"pod", e.pod},
-                                  {"type", e.type},
-                                  {"reason", e.reason},
-                                  {"message", e.message}}
-               .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
-        << "\n";
+    for (const auto& e : r.events) {
+      nlohmann::ordered_json line{
+          {"time", e.time}, {"pod", e.pod}, {"type", e.type}, {"reason", e.reason}, {"message", e.message}};
+      if (!e.related.empty()) line["related"] = e.related;  // a Preempted event's preemptor
+      f << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    }
   }
   write_report(r, dir);
 }

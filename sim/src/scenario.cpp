@@ -118,12 +118,88 @@ struct Reader {
 // their full names under `resources` (koordinator.sh/gpu-core: 50) and
 // KAI's shares as annotations (gpu-fraction: "0.5"), written out as a Pod
 // manifest so the manifest codec (and HAMi's webhook defaults) apply.
+// A pod's priority as the Priority admission plugin resolves it: the class
+// named (unknown: refused, as the API server refuses it), else a number
+// given outright, else the globalDefault class, else 0; preemption_policy
+// given on the pod wins over its class's.
+PodPriority read_priority(const Reader& r, const YAML::Node& n, const std::string& field,
+                          const PriorityClasses& classes, const char* class_key = "priority_class") {
+  PodPriority p;
+  const YAML::Node cls = r.get(n, class_key), number = r.get(n, "priority");
+  if (cls && number)
+    r.fail(number, field + ".priority", fmt::format("give priority or {}, not both", class_key));
+  if (cls) {
+    p.class_name = r.value<std::string>(n, class_key, field + "." + class_key, "");
+    auto it = classes.find(p.class_name);
+    if (it == classes.end())
+      r.fail(cls, field + "." + class_key,
+             fmt::format("no PriorityClass '{}' in priority_classes", p.class_name));
+    p.value = it->second.value;
+    p.preempt_never = it->second.preempt_never;
+  } else if (number) {
+    p.value = r.integer<int32_t>(number, field + ".priority");
+  } else {
+    for (const auto& [name, c] : classes)
+      if (c.global_default) {
+        p.class_name = name;
+        p.value = c.value;
+        p.preempt_never = c.preempt_never;
+      }
+  }
+  if (YAML::Node policy = r.get(n, "preemption_policy")) {
+    const std::string text = r.value<std::string>(n, "preemption_policy", field + ".preemption_policy", "");
+    if (text != "Never" && text != "PreemptLowerPriority")
+      r.fail(policy, field + ".preemption_policy",
+             fmt::format("'{}': use Never or PreemptLowerPriority", text));
+    p.preempt_never = text == "Never";
+  }
+  return p;
+}
+
+// priority_classes: {name: {value, preemption_policy, global_default}}, as
+// scheduling.k8s.io/v1 PriorityClass objects say them; at most one default.
+PriorityClasses read_priority_classes(const Reader& r, const YAML::Node& root) {
+  PriorityClasses classes;
+  const YAML::Node m = r.get(root, "priority_classes");
+  if (!m) return classes;
+  if (!m.IsMap()) r.fail(m, "priority_classes", "must map class names to {value, preemption_policy}");
+  std::string default_class;
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    const std::string name = r.key_text(it->first, "priority_classes");
+    const std::string f = "priority_classes." + name;
+    r.only_keys(it->second, {"value", "preemption_policy", "global_default"}, f);
+    PriorityClass c;
+    if (!r.get(it->second, "value")) r.fail(it->second, f + ".value", "is required");
+    c.value = r.integer<int32_t>(r.get(it->second, "value"), f + ".value");
+    // The API server keeps values above 1e9 for the system's own classes.
+    if (c.value > 1'000'000'000)
+      r.fail(r.get(it->second, "value"), f + ".value",
+             "must be at most 1000000000 (higher is for system classes)");
+    const std::string policy = r.value<std::string>(it->second, "preemption_policy", f + ".preemption_policy",
+                                                    "PreemptLowerPriority");
+    if (policy != "Never" && policy != "PreemptLowerPriority")
+      r.fail(r.get(it->second, "preemption_policy"), f + ".preemption_policy",
+             fmt::format("'{}': use Never or PreemptLowerPriority", policy));
+    c.preempt_never = policy == "Never";
+    c.global_default = r.value<bool>(it->second, "global_default", f + ".global_default", false);
+    if (c.global_default) {
+      if (!default_class.empty())
+        r.fail(r.get(it->second, "global_default"), f + ".global_default",
+               fmt::format("'{}' is already the global default", default_class));
+      default_class = name;
+    }
+    classes.emplace(name, c);
+  }
+  return classes;
+}
+
 PodTemplate read_template(const Reader& r, const std::string& name, const YAML::Node& n,
-                          const std::string& field) {
-  r.only_keys(n,
-              {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "resources", "labels",
-               "annotations", "weight", "template"},
-              field);
+                          const std::string& field, const PriorityClasses& classes) {
+  r.only_keys(
+      n,
+      {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "resources", "labels",
+       "annotations", "weight", "template", "priority", "priority_class", "preemption_policy", "controller"},
+      field);
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << "Pod" << YAML::Key << "metadata"
       << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << name;
@@ -154,6 +230,8 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
   PodTemplate t;
   t.name = name;
   t.weight = r.finite(n, "weight", field + ".weight", 1.0);
+  t.priority = read_priority(r, n, field, classes);
+  t.controlled = r.value<bool>(n, "controller", field + ".controller", true);
   if (t.weight < 0) r.fail(r.get(n, "weight"), field + ".weight", "must not be negative");
   try {
     auto pods = core::codec::parse_pods(out.c_str(), r.source);
@@ -247,7 +325,7 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   if (!root.IsMap()) throw InputError(source, 1, "", "a scenario must be a mapping");
   r.only_keys(root,
               {"name", "policy", "gpu_policy", "seed", "queue", "fleet", "templates", "pods", "generator",
-               "openb_pods"},
+               "openb_pods", "priority_classes"},
               "");
   Scenario s;
   if (text.rfind("#", 0) == 0) s.description = text.substr(1, text.find('\n') - 1);
@@ -269,11 +347,12 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
     read_fleet(r, r.get(root, "fleet"), base_dir, s);
   }
 
+  s.priority_classes = read_priority_classes(r, root);
   if (YAML::Node t = r.get(root, "templates")) {
     if (!t.IsMap()) r.fail(t, "templates", "must map names to pod templates");
     for (auto it = t.begin(); it != t.end(); ++it) {
       const std::string name = r.key_text(it->first, "templates");
-      s.templates.push_back(read_template(r, name, it->second, "templates." + name));
+      s.templates.push_back(read_template(r, name, it->second, "templates." + name, s.priority_classes));
     }
   }
   auto find_template = [&](const YAML::Node& at, const std::string& name, const std::string& field) {
@@ -339,7 +418,7 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   }
   if (YAML::Node o = r.get(root, "openb_pods")) {
     ++sources;
-    r.only_keys(o, {"file", "tune", "resample", "departures"}, "openb_pods");
+    r.only_keys(o, {"file", "tune", "resample", "departures", "priority_class_by_qos"}, "openb_pods");
     const std::string file = r.required<std::string>(o, "file", "openb_pods.file");
     const std::string path = (std::filesystem::path(base_dir) / file).string();
     s.openb_pods_csv = read_text(path, source, r.line(o), "openb_pods.file");
@@ -349,6 +428,18 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
       r.fail(r.get(o, "tune"), "openb_pods.tune", problem);
     s.openb.resample = r.value<bool>(o, "resample", "openb_pods.resample", true);
     s.openb.departures = r.value<bool>(o, "departures", "openb_pods.departures", false);
+    if (YAML::Node q = r.get(o, "priority_class_by_qos")) {
+      if (!q.IsMap())
+        r.fail(q, "openb_pods.priority_class_by_qos", "must map qos values (LS, BE, ...) to classes");
+      for (auto it = q.begin(); it != q.end(); ++it) {
+        const std::string qos = r.key_text(it->first, "openb_pods.priority_class_by_qos");
+        YAML::Node one;
+        one["priority_class"] = it->second;
+        s.openb.priority_by_qos[qos] =
+            read_priority(r, one, "openb_pods.priority_class_by_qos." + qos, s.priority_classes);
+      }
+      s.openb.other = read_priority(r, YAML::Node(YAML::NodeType::Map), "openb_pods", s.priority_classes);
+    }
   }
   if (sources > 1 || (sources == 0 && !fleet_given))
     r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
@@ -399,6 +490,8 @@ Workload later_pods(const Scenario& s, uint64_t seed) {
       spec.request = t->request;
       spec.request.name = fmt::format("{}-{}", p.template_name, w.size());
       spec.kind = p.template_name;
+      spec.priority = t->priority;
+      spec.controlled = t->controlled;
       spec.arrival = p.at;
       spec.duration = p.duration;
       spec.gpu_milli = gpu_milli_of(spec.request, typical_card_mib(s.fleet));
@@ -427,6 +520,8 @@ Workload materialize(const Scenario& s, uint64_t seed) {
     spec.duration = p.duration;
     spec.gpu_milli = gpu_milli_of(p.request, typical);
     spec.running_on = PodSpec::Placed{p.node, p.allocation};
+    spec.priority = p.priority;
+    spec.controlled = p.controlled;
     w.push_back(std::move(spec));
   }
   for (const auto& p : s.snapshot->queue) {
@@ -435,6 +530,8 @@ Workload materialize(const Scenario& s, uint64_t seed) {
     spec.name = pod_name(p.request);
     spec.kind = "queue";
     spec.origin = "queue";
+    spec.priority = p.priority;
+    spec.controlled = p.controlled;
     spec.duration = p.duration;
     spec.gpu_milli = gpu_milli_of(p.request, typical);
     w.push_back(std::move(spec));

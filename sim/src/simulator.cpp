@@ -8,6 +8,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <random>
 #include <stdexcept>
 
 #include "card_use_log.hpp"
@@ -15,6 +16,7 @@
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/preemption.hpp"
 #include "gpuslice/core/request_shape.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/core/translate.hpp"
@@ -84,10 +86,17 @@ class Run {
     metrics_.observe_curve();  // the study's first record: nothing arrived yet
     records_.resize(w.size());
     shape_of_.assign(w.size(), UINT32_MAX);
-    for (const auto& p : w) {
+    queued_at_.resize(w.size());
+    expected_end_.assign(w.size(), kForever);
+    running_on_node_.resize(cluster_.size());
+    for (size_t i = 0; i < w.size(); ++i) {
+      const auto& p = w[i];
       if (p.duration != kForever) departures_ = true;
       if (p.running_on) starting_ = true;
+      if (!(p.priority == w.front().priority)) priorities_differ_ = true;
+      queued_at_[i] = p.arrival;
     }
+    preemption_rng_.seed(o.seed);
     full_events_ = cluster_.size() <= 64;
     // A grid reading only the summary and curves needs a coarse timeline.
     sample_every_ = std::max<size_t>(1, w.size() / (o.records ? 10000 : 200));
@@ -104,6 +113,8 @@ class Run {
       r.status = "pending";
       r.arrival = p.arrival;
       r.gpu_milli = p.gpu_milli;
+      r.priority = p.priority.value;
+      if (options_.records) r.priority_class = p.priority.class_name;
       records_[i].origin = p.origin;
       if (p.running_on)
         start_running(i);
@@ -133,7 +144,7 @@ class Run {
       if (records_[id].reason.empty()) records_[id].reason = "WaitingInQueue";
       if (options_.records && !workload_[id].origin.empty() && !policy_->device_fit())
         records_[id].shortfall = core::shortfall(cluster_, workload_[id].request);
-      if (!result_.interrupted) metrics_.pending_time(engine_.now() - workload_[id].arrival);
+      if (!result_.interrupted) waited(id, engine_.now() - queued_at_[id]);
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summarize(name, wall);
@@ -170,7 +181,9 @@ class Run {
       r.node = cluster_.node(*d.node).name;
       r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
     }
-    if (p.duration != kForever) engine_.schedule(p.duration, EventKind::Departure, id);
+    if (p.duration != kForever) leave_at(id, p.duration);
+    running_on_node_[*d.node].push_back(id);
+    ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
   }
 
@@ -203,12 +216,203 @@ class Run {
     }
     r.start = engine_.now();
     r.status = "running";
-    metrics_.pending_time(engine_.now() - p.arrival);
-    ++placed_;
+    waited(id, engine_.now() - queued_at_[id]);
+    if (r.preempted == 0) ++placed_;  // pods placed: a preempted pod placed again is not a second
     if (!d.events.empty()) event(id, d.events.front());
-    if (p.duration != kForever) engine_.schedule(engine_.now() + p.duration, EventKind::Departure, id);
+    if (p.duration != kForever) leave_at(id, engine_.now() + p.duration);
+    running_on_node_[*d.node].push_back(id);
+    ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
     return true;
+  }
+
+  // A placed pod's departure. A pod preempted and placed again has a new
+  // one; the event of the old is recognised as stale by its time.
+  void leave_at(uint32_t id, double time) {
+    expected_end_[id] = time;
+    engine_.schedule(time, EventKind::Departure, id);
+  }
+
+  // A placed pod's wait, overall and by its priority class.
+  void waited(uint32_t id, double seconds) {
+    metrics_.pending_time(seconds);
+    if (priorities_differ_) waits_by_class_[class_label(workload_[id].priority)].push_back(seconds);
+  }
+  static std::string class_label(const PodPriority& p) {
+    if (!p.class_name.empty()) return p.class_name;
+    return fmt::format("priority {}", p.value);
+  }
+
+  // kube-scheduler's PostFilter for a pod that fits nowhere: DefaultPreemption
+  // (core/preemption.hpp) over the nodes, from a random offset, stopping
+  // once it has as many candidates as kube-scheduler wants (at least 100 or
+  // 10 % of the nodes, one of them breaking no budget); the victims of the
+  // node it picks are evicted and the pod is scheduled again. Returns
+  // whether it is placed then (under `kube`, the slots it freed may be on
+  // cards that do not hold it).
+  bool preempt(uint32_t id) {
+    if (options_.preemption == Preemption::Off || cluster_.size() == 0) return false;
+    const PodSpec& pod = workload_[id];
+    if (pod.priority.preempt_never || !lower_priority_running(pod.priority.value)) return false;
+    if (!selector_) {
+      rule_ = options_.preemption == Preemption::Kube ? core::FitRule::SlotCount : core::FitRule::Devices;
+      selector_ = std::make_unique<core::VictimSelector>(cluster_, *policy_, rule_);
+    }
+    core::PreemptionQuestion& q = question_;
+    q.pod = pod.request;
+    q.priority = pod.priority.value;
+    q.running.clear();
+    running_ids_.clear();
+    std::vector<core::NodeVictims> candidates;
+    const size_t n = cluster_.size();
+    const size_t wanted = std::min(n, std::max<size_t>(100, n / 10));
+    bool any_non_violating = false;
+    const size_t offset = std::uniform_int_distribution<size_t>(0, n - 1)(preemption_rng_);
+    // A node's verdict for this shape at this priority holds while the node
+    // is unchanged (its version): on a full fleet most refused pods share a
+    // few shapes and a preemption changes a few nodes, so most verdicts are
+    // reused. Victims are kept by pod.
+    std::vector<CachedVerdict>& verdicts =
+        verdicts_[(static_cast<uint64_t>(shape_of(id)) << 32) | static_cast<uint32_t>(q.priority)];
+    if (verdicts.empty()) verdicts.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      const size_t node = (offset + k) % n;
+      CachedVerdict& cached = verdicts[node];
+      if (cached.version != cluster_.version(node)) {
+        cached.version = cluster_.version(node);
+        cached.victims.clear();
+        on_node_.clear();
+        const size_t first = q.running.size();
+        for (uint32_t rid : running_on_node_[node]) {
+          if (workload_[rid].priority.value >= q.priority) continue;
+          on_node_.push_back(static_cast<uint32_t>(q.running.size()));
+          q.running.push_back(running_pod(rid, node, true));
+          running_ids_.push_back(rid);
+        }
+        cached.candidate = false;
+        if (!on_node_.empty()) {
+          const core::NodeVerdict v = selector_->select(q, node, on_node_);
+          cached.candidate = v.outcome == core::NodeOutcome::Victims;
+          cached.pdb_violations = v.victims.pdb_violations;
+          for (uint32_t i : v.victims.victims) cached.victims.push_back(running_ids_[i]);
+        }
+        q.running.resize(first);  // offered again below, victims only
+        running_ids_.resize(first);
+      }
+      if (!cached.candidate) continue;
+      core::NodeVictims c;
+      c.node = node;
+      c.pdb_violations = cached.pdb_violations;
+      for (uint32_t rid : cached.victims) {
+        c.victims.push_back(static_cast<uint32_t>(q.running.size()));
+        q.running.push_back(running_pod(rid, node, false));
+        running_ids_.push_back(rid);
+      }
+      any_non_violating = any_non_violating || c.pdb_violations == 0;
+      candidates.push_back(std::move(c));
+      if (candidates.size() >= wanted && any_non_violating) break;
+    }
+    const auto chosen = core::pick_one_node(candidates, q.running);
+    if (!chosen) return false;
+    const core::NodeVictims& c = candidates[*chosen];
+    for (uint32_t v : c.victims) evict(running_ids_[v], id, c.node);
+    return try_place(id);
+  }
+
+  // A running pod as preemption sees it; its grants only when they are to
+  // be fitted (choosing among candidates reads priority and start).
+  core::RunningPod running_pod(uint32_t id, size_t node, bool with_grants) const {
+    core::RunningPod rp;
+    rp.node = node;
+    rp.priority = workload_[id].priority.value;
+    rp.start_time = records_[id].start;
+    if (with_grants) {
+      rp.allocation = running_.at(id).allocation;
+      rp.host = workload_[id].request.host;
+    }
+    return rp;
+  }
+
+  bool lower_priority_running(int32_t priority) const {
+    return !running_by_priority_.empty() && running_by_priority_.begin()->first < priority;
+  }
+
+  // The victim leaves its node now (kube-scheduler deletes it; the
+  // simulation gives no grace period). A controller's pod queues again as
+  // the new pod its controller makes; a bare pod ends.
+  void evict(uint32_t victim, uint32_t by, size_t node) {
+    auto it = running_.find(victim);
+    const PodSpec& v = workload_[victim];
+    cluster_.release(node, it->second.allocation, v.request.host);
+    core::unreserved(*policy_, cluster_.view(node), v.request, it->second.allocation);
+    moved(&RunObserver::departed, victim, node, it->second.allocation);
+    forget_running(victim, node);
+    running_.erase(it);
+    ++preemptions_;
+    gpu_seconds_lost_ += (engine_.now() - records_[victim].start) * static_cast<double>(v.gpu_milli) / 1000.0;
+    // kube-scheduler's event on the victim; the preemptor is its related object.
+    EventRecord e{engine_.now(),
+                  v.request.name,
+                  "Normal",
+                  "Preempted",
+                  fmt::format("Preempted by a pod on node {}", cluster_.node(node).name),
+                  workload_[by].request.ns + "/" + workload_[by].request.name};
+    result_.events.push_back(std::move(e));
+    auto& r = records_[victim];
+    ++r.preempted;
+    expected_end_[victim] = kForever;
+    if (v.controlled) {
+      r.status = "pending";
+      r.node.clear();
+      r.allocation.clear();
+      r.start = -1;
+      r.starting = false;
+      queued_at_[victim] = engine_.now();
+      requeued_.push_back(victim);
+    } else {
+      r.status = "preempted";
+      r.end = engine_.now();
+    }
+  }
+
+  void forget_running(uint32_t id, size_t node) {
+    auto& on = running_on_node_[node];
+    on.erase(std::find(on.begin(), on.end(), id));
+    auto it = running_by_priority_.find(workload_[id].priority.value);
+    if (--it->second == 0) running_by_priority_.erase(it);
+  }
+
+  // The pods preempted since the last call, made again by their
+  // controllers: each arrives anew (waits, preempts, or is refused as any
+  // arriving pod). Their own victims join the list as they go.
+  void requeue_preempted() {
+    for (size_t i = 0; i < requeued_.size(); ++i) {
+      const uint32_t id = requeued_[i];
+      if (!departures_) {
+        if (!try_place(id) && !preempt(id)) refuse(id);
+        continue;
+      }
+      if (must_queue(id) || !(try_place(id) || preempt(id))) enqueue(id);
+    }
+    requeued_.clear();
+  }
+
+  // kube-scheduler's queue (PrioritySort): higher priority first, then the
+  // earlier arrival. Under FIFO a pod waits while a pod at least as
+  // important waits before it.
+  bool must_queue(uint32_t id) const {
+    return options_.queue == QueueDiscipline::Fifo && !pending_.empty() &&
+           workload_[pending_.front()].priority.value >= workload_[id].priority.value;
+  }
+  void enqueue(uint32_t id) {
+    if (!priorities_differ_) {
+      pending_.push_back(id);
+      return;
+    }
+    const int32_t p = workload_[id].priority.value;
+    auto at = std::find_if(pending_.begin(), pending_.end(),
+                           [&](uint32_t other) { return workload_[other].priority.value < p; });
+    pending_.insert(at, id);
   }
 
   // Why a pod does not fit: the reason most nodes give, as HAMi's events say it.
@@ -291,7 +495,7 @@ class Run {
   }
 
   void event(uint32_t id, const core::Event& e) {
-    result_.events.push_back({engine_.now(), workload_[id].request.name, e.type, e.reason, e.message});
+    result_.events.push_back({engine_.now(), workload_[id].request.name, e.type, e.reason, e.message, {}});
   }
 
   void arrive(uint32_t id) {
@@ -304,15 +508,16 @@ class Run {
       metrics_.observe_curve();
       return;
     }
-    // FIFO keeps arrival order: nobody passes a pod that is already waiting.
-    const bool must_queue = options_.queue == QueueDiscipline::Fifo && !pending_.empty();
-    if (must_queue || !try_place(id, true)) {
+    // FIFO keeps arrival order: nobody passes a pod that is already waiting
+    // (unless it is more important: kube-scheduler's queue is by priority).
+    const bool waits_behind = must_queue(id);
+    if (waits_behind || !(try_place(id, true) || preempt(id))) {
       if (!departures_) {
         refuse(id);  // nothing ever leaves (the study's model): the pod is refused
       } else if (never_fits(id)) {
         // It fits no node even with the fleet empty: queueing it would block
         // a FIFO queue forever. Refused, with HAMi's reason for it.
-        if (must_queue) try_place(id, true);  // cannot place; records why
+        if (waits_behind) try_place(id, true);  // cannot place; records why
         const std::string why =
             policy_->device_fit()
                 ? fmt::format("fits no node of the empty fleet in {}'s terms", options_.policy)
@@ -322,9 +527,10 @@ class Run {
           records_[id].shortfall = "on the empty fleet it " + why;
         refuse(id);
       } else {
-        pending_.push_back(id);
+        enqueue(id);
       }
     }
+    requeue_preempted();
     metrics_.observe_curve();
   }
 
@@ -352,6 +558,13 @@ class Run {
   }
 
   void refuse(uint32_t id) {
+    // A preempted pod made again that finds no room (nothing leaves in the
+    // study's fill): it was placed once and ends evicted, not refused.
+    if (records_[id].preempted > 0) {
+      records_[id].status = "preempted";
+      records_[id].end = engine_.now();
+      return;
+    }
     records_[id].status = "refused";
     if (records_[id].reason.empty()) records_[id].reason = "Unexplained";
     metrics_.refused(records_[id].reason);
@@ -359,23 +572,32 @@ class Run {
   }
 
   void depart(uint32_t id) {
+    // A departure planned before the pod was preempted: it no longer runs
+    // that placement (it may be waiting, or placed again with a new end).
+    if (engine_.now() != expected_end_[id]) return;
     auto it = running_.find(id);
     const auto& p = workload_[id];
     cluster_.release(it->second.node, it->second.allocation, p.request.host);
     core::unreserved(*policy_, cluster_.view(it->second.node), p.request, it->second.allocation);
     moved(&RunObserver::departed, id, it->second.node, it->second.allocation);
+    forget_running(id, it->second.node);
     records_[id].end = engine_.now();
     records_[id].status = "completed";
     running_.erase(it);
     retry_pending();
+    requeue_preempted();
   }
 
+  // Waiting pods try again, most important first; one that still fits
+  // nowhere may preempt (its victims queue again after this pass).
   void retry_pending() {
     if (options_.queue == QueueDiscipline::Fifo) {
-      while (!pending_.empty() && try_place(pending_.front())) pending_.pop_front();
+      while (!pending_.empty() && (try_place(pending_.front()) || preempt(pending_.front())))
+        pending_.pop_front();
       return;
     }
-    for (auto it = pending_.begin(); it != pending_.end();) it = try_place(*it) ? pending_.erase(it) : it + 1;
+    for (auto it = pending_.begin(); it != pending_.end();)
+      it = try_place(*it) || preempt(*it) ? pending_.erase(it) : it + 1;
   }
 
   void sample() {
@@ -453,6 +675,30 @@ class Run {
                             {"p99", metrics_.percentile_pending(99)},
                             {"max", metrics_.max_pending()}};
     s["refusals_by_reason"] = metrics_.refusals();
+    s["preemption"] = preemption_name(options_.preemption);
+    s["preemptions"] = preemptions_;
+    s["gpu_hours_lost_to_preemption"] = gpu_seconds_lost_ / 3600.0;
+    // Preempted pods that ended evicted: bare ones, and those made again
+    // that found no room in a run where nothing leaves.
+    size_t ended_preempted = 0;
+    for (const auto& r : records_) ended_preempted += r.status == "preempted";
+    s["preempted_not_running_again"] = ended_preempted;
+    if (priorities_differ_) {
+      nlohmann::ordered_json by_class = nlohmann::ordered_json::object();
+      for (auto& [label, waits] : waits_by_class_) {
+        std::sort(waits.begin(), waits.end());
+        auto rank = [&](double pct) {
+          const size_t r = static_cast<size_t>(std::ceil(pct / 100.0 * static_cast<double>(waits.size())));
+          return waits[std::min(waits.size() - 1, r == 0 ? 0 : r - 1)];
+        };
+        by_class[label] = {{"placements", waits.size()},
+                           {"p50", rank(50)},
+                           {"p95", rank(95)},
+                           {"p99", rank(99)},
+                           {"max", waits.back()}};
+      }
+      s["pending_seconds_by_priority_class"] = std::move(by_class);
+    }
     s["interrupted"] = result_.interrupted;
   }
 
@@ -505,6 +751,31 @@ class Run {
   core::Scheduler fit_scheduler_;
   std::vector<int8_t> never_fits_;  // by request shape: -1 unknown, 0 fits, 1 never
   std::unordered_map<uint32_t, Placement> running_;
+  // Preemption's view of the running pods: by node, and how many run at
+  // each priority (a pod with nobody below it skips the search).
+  std::vector<std::vector<uint32_t>> running_on_node_;
+  std::map<int32_t, size_t> running_by_priority_;
+  std::vector<double> queued_at_;     // when each pod (last) joined the queue
+  std::vector<double> expected_end_;  // its planned departure (kForever: none)
+  std::vector<uint32_t> requeued_;    // preempted, to arrive again
+  std::unique_ptr<core::VictimSelector> selector_;
+  core::FitRule rule_ = core::FitRule::Devices;
+  core::PreemptionQuestion question_;
+  std::vector<uint32_t> running_ids_, on_node_;  // question_.running -> pod; one node's offer
+  std::mt19937_64 preemption_rng_;
+  // One node's preemption verdict for a (request shape, priority), valid
+  // at the node's version (UINT64_MAX: not known).
+  struct CachedVerdict {
+    uint64_t version = UINT64_MAX;
+    bool candidate = false;
+    int64_t pdb_violations = 0;
+    std::vector<uint32_t> victims;  // pods, most important first
+  };
+  std::unordered_map<uint64_t, std::vector<CachedVerdict>> verdicts_;
+  std::map<std::string, std::vector<double>> waits_by_class_;
+  size_t preemptions_ = 0;
+  double gpu_seconds_lost_ = 0;
+  bool priorities_differ_ = false;
   RunResult result_;
   size_t placed_ = 0, failed_ = 0, explained_ = 0, sample_every_ = 1;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
@@ -512,6 +783,25 @@ class Run {
 };
 
 }  // namespace
+
+std::optional<Preemption> parse_preemption(std::string_view text) {
+  if (text == "off") return Preemption::Off;
+  if (text == "kube") return Preemption::Kube;
+  if (text == "hami-aware") return Preemption::HamiAware;
+  return std::nullopt;
+}
+
+std::string_view preemption_name(Preemption p) {
+  switch (p) {
+    case Preemption::Off:
+      return "off";
+    case Preemption::Kube:
+      return "kube";
+    case Preemption::HamiAware:
+      return "hami-aware";
+  }
+  return "?";
+}
 
 RunResult simulate(const core::Cluster& fleet, const Workload& workload, const RunOptions& options,
                    const std::string& scenario_name) {

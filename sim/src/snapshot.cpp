@@ -22,6 +22,16 @@ using core::InputError;
 
 namespace {
 
+// A listed pod's priority as the API server filled it in (the Priority
+// admission plugin writes spec.priority from priorityClassName, so a dump
+// of a real cluster carries the number on every pod).
+PodPriority priority_of(const core::codec::PodDocument& doc) {
+  PodPriority p;
+  p.value = doc.priority;
+  p.preempt_never = doc.preempt_never;
+  return p;
+}
+
 std::optional<double> number_prefix(std::string_view& text) {
   double v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -235,7 +245,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
       case core::PlacedRole::KaiReservation:
         ++snap.skipped[kSkipKaiReservation];  // its CPU and memory still count on its node
         cluster.charge(p.node, {}, doc.request.host);
-        snap.starting.push_back({doc.request, p.node, {}, kForever});
+        snap.starting.push_back({doc.request, p.node, {}, kForever, priority_of(doc), true});
         continue;
       case core::PlacedRole::BoundOnly:
       case core::PlacedRole::Hami:
@@ -262,6 +272,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         cluster.charge(p.node, allocation, doc.request.host);
         StartingPod s;
         s.duration = p.holds() ? duration_of(doc) : kForever;
+        s.priority = priority_of(doc);
+        s.controlled = doc.meta.controller.has_value();
         s.request = std::move(doc.request);  // read no more
         s.node = p.node;
         s.allocation = allocation;
@@ -299,7 +311,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   });
   for (const auto& q : queue) {
     const double duration = duration_of(docs[q.doc]);
-    snap.queue.push_back({std::move(docs[q.doc].request), duration});
+    snap.queue.push_back({std::move(docs[q.doc].request), duration, priority_of(docs[q.doc]),
+                          docs[q.doc].meta.controller.has_value()});
   }
   for (size_t i = 0; i < cluster.size(); ++i) snap.nodes.push_back(cluster.node(i));
   return snap;

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <map>
 
-#include "gpuslice/sim/study.hpp"
 #include "gpuslice/sim/html_page.hpp"
 #include "gpuslice/sim/report_assets.hpp"
+#include "gpuslice/sim/study.hpp"
 
 namespace gpuslice::sim {
 

@@ -102,6 +102,7 @@ TEST_CASE("deploy: the manifests parse and hold what an operator applies", "[ser
   CHECK(std::count(args.begin(), args.end(), "--tls-cert=/tls/tls.crt") == 1);
   CHECK(ext["filterVerb"].as<std::string>() == "filter");
   CHECK(ext["bindVerb"].as<std::string>() == "bind");
+  CHECK(ext["preemptVerb"].as<std::string>() == "preempt");
   CHECK(ext["nodeCacheCapable"].as<bool>());
   CHECK(ext["weight"].as<int>() >= 1);
   CHECK(ext["httpTimeout"].as<std::string>() == "30s");

@@ -81,12 +81,12 @@ TEST_CASE("runs are deterministic for a seed and differ across seeds", "[sim]") 
   c.memory_mib = 3000;
   c.cores = 20;
   small.containers.push_back(c);
-  g.mix = {{"small", 3, small}};
+  g.mix = {{"small", 3, small, {}, true}};
   core::PodRequest whole = small;
   whole.containers[0].memory_mib = 0;
   whole.containers[0].memory_percent = 100;
   whole.containers[0].cores = 100;
-  g.mix.push_back({"whole", 1, whole});
+  g.mix.push_back({"whole", 1, whole, {}, true});
   auto fleet = build_fleet({{NodeTemplate{"n", "Tesla T4", 2, 16000, 10, 100, 0, 0}, 4, {}}});
   RunOptions o;
   auto run = [&](uint64_t seed) {
@@ -188,7 +188,8 @@ TEST_CASE("GPU allocation is measured on the cards a pod holds, never past their
   for (const auto& row : r.timeline) CHECK(row.alloc_gpu_pct <= 100.0);
 }
 
-TEST_CASE("an openb trace's allocation adds up the trace's own milli-GPU figures, as the study does", "[sim]") {
+TEST_CASE("an openb trace's allocation adds up the trace's own milli-GPU figures, as the study does",
+          "[sim]") {
   // 333 milli of a card: HAMi's grant is floor(333/10) = 33 % of cores and
   // memory, but the study's ratio counts 333.
   Workload w{pod("a", 0, kForever, 0, 33)};

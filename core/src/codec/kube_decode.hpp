@@ -246,6 +246,10 @@ class ObjectDecoder {
             p.node_name = field.scalar();
           else if (k == "schedulerName")
             p.scheduler_name = field.scalar();
+          else if (k == "priority")
+            p.priority = field.scalar();
+          else if (k == "preemptionPolicy")
+            p.preemption_policy = field.scalar();
           else if (k == "containers")
             containers(field, p.containers, "containers");
           else if (k == "initContainers")
@@ -255,6 +259,8 @@ class ObjectDecoder {
         status(value, [&](std::string_view k, V& field) {
           if (k == "phase")
             p.phase = field.scalar();
+          else if (k == "startTime")
+            p.start_time = field.scalar();
           else if (k == "conditions")
             conditions(field, p.conditions);
         });

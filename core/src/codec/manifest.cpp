@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
@@ -381,6 +382,28 @@ void apply_dialect_requests(const Doc& doc, const PodObject& obj, PodRequest& p)
   target->cores = 0;
 }
 
+// spec.priority is an int32 (the admission plugin fills it from the
+// PriorityClass); preemptionPolicy is PreemptLowerPriority or Never.
+void read_preemption_fields(const Doc& doc, const PodObject& obj, PodDocument& pd) {
+  if (obj.priority.given()) {
+    const std::string& text = doc.scalar(obj.priority, "spec.priority");
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() ||
+        value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
+      doc.fail(obj.priority.at, "spec.priority", fmt::format("'{}' is not a 32-bit integer", text));
+    pd.priority = static_cast<int32_t>(value);
+  }
+  if (obj.preemption_policy.given()) {
+    const std::string& text = doc.scalar(obj.preemption_policy, "spec.preemptionPolicy");
+    if (text != "Never" && text != "PreemptLowerPriority")
+      doc.fail(obj.preemption_policy.at, "spec.preemptionPolicy",
+               fmt::format("unknown policy '{}' (PreemptLowerPriority, Never)", text));
+    pd.preempt_never = text == "Never";
+  }
+  if (obj.start_time.given()) pd.started = doc.scalar(obj.start_time, "status.startTime");
+}
+
 PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefaults& def) {
   PodDocument pd;
   pd.line = doc.ctx.line_of(obj.header.at);
@@ -394,6 +417,7 @@ PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefault
     pd.created_line = doc.ctx.line_of(meta.creation_timestamp.at);
   }
   read_pod_meta(doc, meta, pd.meta);
+  read_preemption_fields(doc, obj, pd);
   constexpr std::string_view kPrefix = "metadata.annotations.";
   for (const Entry& e : meta.annotations.entries) {
     const std::string& key = e.key;

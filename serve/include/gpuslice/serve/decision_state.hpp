@@ -24,6 +24,7 @@
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/serve/cluster_io.hpp"
+#include "gpuslice/serve/preemption_protocol.hpp"
 #include "gpuslice/serve/protocol.hpp"
 
 namespace gpuslice::serve {
@@ -87,6 +88,13 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   ExtenderFilterResult filter(const ExtenderArgs& args, FilterOutcome* outcome = nullptr);
   // The error text ("" on success) for ExtenderBindingResult.
   std::string bind(const ExtenderBindingArgs& args);
+  // The preempt verb (docs/serve.md#preemption): for each node offered, the
+  // lower-priority pods kube-scheduler's reprieve keeps as victims when the
+  // pod's fit is HAMi's (core/preemption.hpp); a node where no eviction
+  // makes room, or where the pod fits already, is left out. Changes
+  // nothing: the victims leave through the feed when kube-scheduler
+  // deletes them. Throws ProtocolError when the pod cannot be read.
+  ExtenderPreemptionResult preempt(const ExtenderPreemptionArgs& args);
 
   bool ready() const;
   std::vector<CardUse> card_use();
@@ -104,6 +112,10 @@ class DecisionState final : public ClusterSink, public DecodedSink {
     PodRef ref;
     core::PodRequest request;  // for the policy's unreserve hook
     uint64_t generation = 0;   // which filter made it
+    // What preemption reads, kept when the feed shows the pod: spec.priority
+    // and status.startTime in seconds (nullopt: not started).
+    std::optional<int32_t> priority;
+    std::optional<double> started;
   };
   struct NodeLock {
     std::chrono::system_clock::time_point at{};

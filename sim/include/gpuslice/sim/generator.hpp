@@ -15,6 +15,8 @@ struct PodTemplate {
   std::string name;
   double weight = 1;
   core::PodRequest request;  // the pod's shape (name is replaced per pod)
+  PodPriority priority;      // priority / priority_class / preemption_policy
+  bool controlled = true;    // controller: false makes bare pods
 };
 
 struct GeneratorSpec {

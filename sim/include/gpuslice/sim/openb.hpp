@@ -7,6 +7,7 @@
 // N cards with 100% memory and 100 cores. CPU and host memory are real.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,10 @@ struct OpenbOptions {
   bool resample = true;     // false: replay every row once, in creation order
   bool departures = false;  // use creation/deletion times
   int32_t slots = 1000;     // a card takes many shares; milli is the binding dimension
+  // A priority per qos column value (LS, Burstable, Guaranteed, BE):
+  // openb_pods.priority_class_by_qos; a qos not named takes `other`.
+  std::map<std::string, PodPriority> priority_by_qos;
+  PodPriority other;
 };
 
 // The most pods one run may hold (a resampled replay stops there too).

@@ -2,6 +2,7 @@
 // (format in docs/simulator.md). Bad files fail with file:line: field: what.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,14 @@ struct ExplicitPod {
   int repeat = 1;
 };
 
+// A scheduling.k8s.io/v1 PriorityClass as a scenario names it.
+struct PriorityClass {
+  int32_t value = 0;
+  bool preempt_never = false;  // preemptionPolicy: Never
+  bool global_default = false;
+};
+using PriorityClasses = std::map<std::string, PriorityClass>;
+
 struct Scenario {
   std::string name;
   std::string description;  // the comment line at the top of the file
@@ -40,6 +49,7 @@ struct Scenario {
   std::vector<PodTemplate> templates;
   std::vector<ExplicitPod> pods;
   std::optional<GeneratorSpec> generator;
+  PriorityClasses priority_classes;           // templates and openb pods name them
   std::optional<std::string> openb_pods_csv;  // contents
   std::string openb_pods_source;
   OpenbOptions openb;

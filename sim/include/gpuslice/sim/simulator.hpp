@@ -4,7 +4,9 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuslice/sim/metrics.hpp"
@@ -12,11 +14,25 @@
 
 namespace gpuslice::sim {
 
+// What a pod that fits nowhere may do to lower-priority pods
+// (docs/simulator.md#priorities-and-preemption):
+// - Off: nothing; it waits.
+// - Kube: kube-scheduler's DefaultPreemption as it runs on a HAMi cluster
+//   today, counting nvidia.com/gpu slots (the extender has no preempt verb):
+//   it evicts pods whose slots it needs, whether or not their cards help.
+// - HamiAware: the same rules with HAMi's fit of the cards (serve's preempt
+//   verb): it evicts only pods whose cards let the pod fit.
+enum class Preemption { Off, Kube, HamiAware };
+// "off" | "kube" | "hami-aware"; nullopt for anything else.
+std::optional<Preemption> parse_preemption(std::string_view text);
+std::string_view preemption_name(Preemption p);
+
 struct RunOptions {
   std::string policy = "hami-binpack";
   std::string gpu_policy = "spread";
   uint64_t seed = 42;
   QueueDiscipline queue = QueueDiscipline::Fifo;
+  Preemption preemption = Preemption::HamiAware;
   size_t explain_limit = 20000;  // failures explained with every node's HAMi reason
   bool card_use = true;          // keep the per-card use log (card_use.csv)
   // Keep per-pod names, allocations and refusal explanations (pods.csv,
@@ -30,7 +46,10 @@ struct PodRecord {
   std::string name, kind, node, allocation, status, reason;
   double arrival = 0, start = -1, end = -1;
   int64_t gpu_milli = 0;
-  std::string origin;     // snapshot runs: queue | later
+  std::string origin;          // snapshot runs: queue | later
+  std::string priority_class;  // the class its priority came from (empty: none)
+  int32_t priority = 0;
+  int preempted = 0;      // times it was evicted by a higher-priority pod
   std::string shortfall;  // snapshot runs, pods not placed: how close the best card comes
   bool starting = false;  // a snapshot's pod placed before the run: no row in pods.csv
 };
@@ -38,6 +57,9 @@ struct PodRecord {
 struct EventRecord {
   double time = 0;
   std::string pod, type, reason, message;
+  // The other object an event names (Kubernetes' related): the preemptor
+  // of a Preempted event; empty for most events.
+  std::string related;
 };
 
 // One card's use right after a placement or departure changed it.

@@ -31,11 +31,15 @@ struct StartingPod {
   size_t node = 0;  // index into ClusterSnapshot::nodes
   core::PodAllocation allocation;
   double duration = kForever;  // seconds it still runs
+  PodPriority priority;        // spec.priority (set by the Priority admission plugin)
+  bool controlled = false;     // a controller owns it: preempted, it queues again
 };
 
 struct QueuedPod {
   core::PodRequest request;
   double duration = kForever;  // seconds it runs once placed
+  PodPriority priority;
+  bool controlled = false;
 };
 
 // Every pod the snapshot lists, any phase: its name, phase and what decides

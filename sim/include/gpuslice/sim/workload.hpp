@@ -14,6 +14,16 @@ namespace gpuslice::sim {
 
 inline constexpr double kForever = std::numeric_limits<double>::infinity();
 
+// What kube-scheduler's queue (PrioritySort) and preemption
+// (DefaultPreemption) read of a pod: spec.priority, spec.preemptionPolicy,
+// and the PriorityClass it came from (reports group pending times by it).
+struct PodPriority {
+  int32_t value = 0;
+  bool preempt_never = false;  // preemptionPolicy: Never
+  std::string class_name;      // priorityClassName; empty: none
+  friend bool operator==(const PodPriority&, const PodPriority&) = default;
+};
+
 struct PodSpec {
   core::PodRequest request;
   double arrival = 0;          // seconds
@@ -44,6 +54,10 @@ struct PodSpec {
     core::PodAllocation allocation;
   };
   std::optional<Placed> running_on;
+  PodPriority priority;
+  // A controller (a Deployment's ReplicaSet, a Job) makes the pod again when
+  // it is preempted, so it queues anew; a bare pod preempted ends there.
+  bool controlled = true;
 };
 
 using Workload = std::vector<PodSpec>;

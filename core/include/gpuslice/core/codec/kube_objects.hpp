@@ -101,6 +101,8 @@ struct PodObject {
   Scalar::Kind spec_kind = Scalar::Kind::Absent;  // Absent, Null or Mapping
   Position spec_at = kNoPosition;
   Scalar node_name, scheduler_name;  // spec.nodeName, spec.schedulerName
+  // spec.priority, spec.preemptionPolicy, status.startTime: what preemption reads.
+  Scalar priority, preemption_policy, start_time;
   std::vector<ContainerObject> init_containers, containers;
   Scalar phase;  // status.phase
   // status.conditions[]: the Ready condition decides whether the disruption

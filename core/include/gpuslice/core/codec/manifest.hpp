@@ -58,6 +58,12 @@ struct PodDocument {
   // metadata.creationTimestamp as written (RFC 3339), for queue order.
   std::string created;
   int created_line = 0;
+  // What kube-scheduler's preemption reads: spec.priority (0 when unset, as
+  // its PodPriority reads it), spec.preemptionPolicy Never, and
+  // status.startTime as written (RFC 3339; empty: not started).
+  int32_t priority = 0;
+  bool preempt_never = false;
+  std::string started;
   // gpuslice.io/expected-duration: how long the pod runs once placed
   // ("45m", "2h30m", "3600" seconds), read by the simulator's snapshots.
   std::string expected_duration;

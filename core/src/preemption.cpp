@@ -1,0 +1,257 @@
+#include "gpuslice/core/preemption.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "gpuslice/core/gpu_policy.hpp"
+
+namespace gpuslice::core {
+
+namespace {
+
+// The cards a pod asks for in all: init containers run one after another
+// (their peak), app containers together (their sum), as kube-scheduler
+// counts an extended resource.
+int64_t cards_asked(const PodRequest& pod) {
+  int64_t init_peak = 0, apps = 0;
+  for (const auto& c : pod.init_containers) init_peak = std::max<int64_t>(init_peak, c.count);
+  for (const auto& c : pod.containers) apps += c.count;
+  return std::max(init_peak, apps);
+}
+
+}  // namespace
+
+VictimSelector::VictimSelector(const Cluster& cluster, Policy& policy, FitRule rule)
+    : cluster_(cluster), policy_(policy), rule_(rule) {}
+
+void VictimSelector::load(size_t node, const PodRequest& pod) {
+  if (rule_ == FitRule::Devices && !policy_.device_fit())
+    gpu_ = GpuPolicy::parse(policy_.gpu_policy_for(pod));
+  node_ = node;
+  const auto usage = cluster_.usage(node);
+  usage_.assign(usage.begin(), usage.end());
+  host_ = cluster_.host_used(node);
+}
+
+// Adds (+1) or takes away (-1) what `pod` holds, as Cluster::charge and
+// release count it. Taking away more than the node holds means the caller
+// offered a pod the cluster never charged there: refused, not clamped.
+void VictimSelector::apply(const RunningPod& pod, std::span<const DeviceCharge> charges, int sign) {
+  const Node& node = cluster_.node(node_);
+  for (const DeviceCharge& c : charges) {
+    if (c.device < 0 || static_cast<size_t>(c.device) >= usage_.size())
+      throw std::invalid_argument(
+          fmt::format("preemption: pod '{}' holds card {} of node '{}', which has {} cards", pod.id, c.device,
+                      node.name, usage_.size()));
+    DeviceUsage& u = usage_[static_cast<size_t>(c.device)];
+    u.slots += sign * c.usage.slots;
+    u.memory_mib += sign * c.usage.memory_mib;
+    u.cores += sign * c.usage.cores;
+    u.memory_ratio += sign * c.usage.memory_ratio;
+    u.memory_sub_mib += sign * c.usage.memory_sub_mib;
+    if (u.slots < 0 || u.memory_mib < 0 || u.cores < 0 || u.memory_ratio < 0)
+      throw std::invalid_argument(
+          fmt::format("preemption: pod '{}' holds more of node '{}' card {} than the cluster charged there",
+                      pod.id, node.name, c.device));
+  }
+  host_.cpu_milli += sign * pod.host.cpu_milli;
+  host_.memory_mib += sign * pod.host.memory_mib;
+  if (host_.cpu_milli < 0 || host_.memory_mib < 0)
+    throw std::invalid_argument(fmt::format(
+        "preemption: pod '{}' holds more host CPU or memory of node '{}' than the cluster charged", pod.id,
+        node.name));
+}
+
+bool VictimSelector::fits_now(const PodRequest& pod, size_t node) {
+  NodeView view = cluster_.view(node);
+  view.usage = usage_;
+  view.host_used = host_;
+  if (rule_ == FitRule::HostOnly) return !host_shortfall(view, pod).any();
+  if (rule_ == FitRule::SlotCount) {
+    if (host_shortfall(view, pod).any()) return false;
+    int64_t free_slots = 0;
+    for (size_t d = 0; d < view.device_count(); ++d)
+      free_slots += std::max<int64_t>(0, view.device(d).slots - usage_[d].slots);
+    return free_slots >= cards_asked(pod);
+  }
+  if (DeviceFit* dialect = policy_.device_fit()) return dialect->fits(view, pod);
+  return fit_pod(view, pod, gpu_, scratch_).fits;
+}
+
+bool VictimSelector::fits_without(const PreemptionQuestion& question, size_t node,
+                                  std::span<const uint32_t> evicted) {
+  load(node, question.pod);
+  const auto& devices = cluster_.node(node).devices;
+  for (const uint32_t i : evicted)
+    apply(question.running.at(i), effective_charges(question.running.at(i).allocation, devices), -1);
+  return fits_now(question.pod, node);
+}
+
+NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t node,
+                                   std::span<const uint32_t> on_node) {
+  NodeVerdict verdict;
+  verdict.victims.node = node;
+  const auto& running = question.running;
+  // Only pods of lower priority may be evicted (isPreemptionAllowed).
+  order_.clear();
+  for (const uint32_t i : on_node) {
+    const RunningPod& pod = running.at(i);
+    if (pod.node != node)
+      throw std::invalid_argument(fmt::format(
+          "preemption: pod '{}' is offered on node '{}' but runs on '{}'", pod.id, cluster_.node(node).name,
+          pod.node < cluster_.size() ? cluster_.node(pod.node).name : "?"));
+    if (pod.priority < question.priority) order_.push_back(i);
+  }
+  if (order_.empty()) {
+    verdict.outcome = NodeOutcome::NoLowerPriority;
+    return verdict;
+  }
+  // Most important first; kube-scheduler's sort is not stable, ours keeps
+  // the offered order among equals so answers repeat. (kube-scheduler sorts
+  // after the check below; the order does not change that check.)
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](uint32_t a, uint32_t b) { return more_important(running[a], running[b]); });
+  // Remove them all; no fit then means no eviction here helps. Each pod's
+  // charges are worked out once (charges_[k] for order_[k]): it may leave
+  // and come back. From here pods are named by their place k in order_.
+  load(node, question.pod);
+  const auto& devices = cluster_.node(node).devices;
+  if (charges_.size() < order_.size()) charges_.resize(order_.size());
+  for (size_t k = 0; k < order_.size(); ++k) {
+    charges_[k] = effective_charges(running[order_[k]].allocation, devices);
+    apply(running[order_[k]], charges_[k], -1);
+  }
+  if (!fits_now(question.pod, node)) {
+    verdict.outcome = NodeOutcome::NoRoom;
+    return verdict;
+  }
+  // filterPodsWithPDBViolation: walking that order, each budget counting
+  // the pod gives up one disruption; a pod driving any budget below zero
+  // would violate it.
+  allowed_.assign(question.budgets.begin(), question.budgets.end());
+  violating_.clear();
+  non_violating_.clear();
+  for (uint32_t k = 0; k < order_.size(); ++k) {
+    const RunningPod& pod = running[order_[k]];
+    bool violates = false;
+    for (const uint32_t b : pod.budgets) {
+      if (b >= allowed_.size())
+        throw std::invalid_argument(
+            fmt::format("preemption: pod '{}' names budget {} of {}", pod.id, b, allowed_.size()));
+      if (--allowed_[b] < 0) violates = true;
+    }
+    (violates ? violating_ : non_violating_).push_back(k);
+  }
+  // Reprieve: put each back, the budget-violating ones first; one that
+  // leaves the pod without room goes again and is a victim.
+  victims_.clear();
+  auto reprieve = [&](uint32_t k) {
+    apply(running[order_[k]], charges_[k], +1);
+    if (fits_now(question.pod, node)) return true;
+    apply(running[order_[k]], charges_[k], -1);
+    victims_.push_back(k);
+    return false;
+  };
+  int64_t violations = 0;
+  for (const uint32_t k : violating_)
+    if (!reprieve(k)) ++violations;
+  for (const uint32_t k : non_violating_) reprieve(k);
+  // Positions in order_ sort as importance does: the victims most important
+  // first whichever group they came from.
+  if (!violating_.empty() && !non_violating_.empty()) std::sort(victims_.begin(), victims_.end());
+  for (uint32_t& k : victims_) k = order_[k];
+  verdict.outcome = victims_.empty() ? NodeOutcome::FitsAlready : NodeOutcome::Victims;
+  verdict.victims.victims = victims_;
+  verdict.victims.pdb_violations = violations;
+  return verdict;
+}
+
+std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::span<const RunningPod> running) {
+  if (nodes.empty()) return std::nullopt;
+  std::vector<size_t> left(nodes.size());
+  for (size_t i = 0; i < left.size(); ++i) left[i] = i;
+  // Each score keeps the nodes scoring highest; the first score that leaves
+  // one node decides.
+  auto keep_best = [&](auto score) {
+    int64_t best = std::numeric_limits<int64_t>::min();
+    std::vector<size_t> kept;
+    for (const size_t i : left) {
+      const int64_t s = score(nodes[i]);
+      if (s > best) {
+        best = s;
+        kept.clear();
+      }
+      if (s == best) kept.push_back(i);
+    }
+    left = std::move(kept);
+    return left.size() == 1;
+  };
+  auto prio = [&](uint32_t v) { return static_cast<int64_t>(running[v].priority); };
+  if (keep_best([](const NodeVictims& n) { return -n.pdb_violations; })) return left[0];
+  if (keep_best([&](const NodeVictims& n) { return -prio(n.victims.front()); })) return left[0];
+  if (keep_best([&](const NodeVictims& n) {
+        int64_t sum = 0;
+        // Shifted by 2^31 so every term is positive: a few negative-priority
+        // victims never beat fewer of the same priority.
+        for (const uint32_t v : n.victims) sum += prio(v) + (int64_t{1} << 31);
+        return -sum;
+      }))
+    return left[0];
+  if (keep_best([](const NodeVictims& n) { return -static_cast<int64_t>(n.victims.size()); })) return left[0];
+  // GetEarliestPodStartTime: the earliest start among the highest-priority
+  // victims; the node where that is latest wins. Nanoseconds, as Go compares.
+  if (keep_best([&](const NodeVictims& n) {
+        int32_t top = running[n.victims.front()].priority;
+        double earliest = running[n.victims.front()].start_time;
+        for (const uint32_t v : n.victims) {
+          const RunningPod& p = running[v];
+          if (p.priority > top) {
+            top = p.priority;
+            earliest = p.start_time;
+          } else if (p.priority == top) {
+            earliest = std::min(earliest, p.start_time);
+          }
+        }
+        return static_cast<int64_t>(earliest * 1e9);
+      }))
+    return left[0];
+  return left[0];
+}
+
+PreemptionPlan plan_preemption(const Cluster& cluster, const PreemptionQuestion& question, Policy& policy,
+                               std::span<const size_t> candidates, FitRule rule) {
+  PreemptionPlan plan;
+  if (question.preempt_never) {
+    plan.eligible = false;  // PodEligibleToPreemptOthers
+    return plan;
+  }
+  std::vector<std::vector<uint32_t>> on_node(cluster.size());
+  for (uint32_t i = 0; i < question.running.size(); ++i) {
+    const size_t node = question.running[i].node;
+    if (node >= cluster.size())
+      throw std::invalid_argument(fmt::format("preemption: pod '{}' runs on node {} of {}",
+                                              question.running[i].id, node, cluster.size()));
+    on_node[node].push_back(i);
+  }
+  VictimSelector selector(cluster, policy, rule);
+  auto consider = [&](size_t node) {
+    NodeVerdict verdict = selector.select(question, node, on_node[node]);
+    if (verdict.outcome == NodeOutcome::Victims) plan.nodes.push_back(std::move(verdict.victims));
+  };
+  if (candidates.empty()) {
+    for (size_t node = 0; node < cluster.size(); ++node) consider(node);
+  } else {
+    for (const size_t node : candidates) {
+      if (node >= cluster.size())
+        throw std::invalid_argument(fmt::format("preemption: candidate node {} of {}", node, cluster.size()));
+      consider(node);
+    }
+  }
+  plan.chosen = pick_one_node(plan.nodes, question.running);
+  return plan;
+}
+
+}  // namespace gpuslice::core
