@@ -144,7 +144,8 @@ std::vector<QuotaBook::Entry> QuotaBook::entries() const {
   for (const auto& [ns, n] : namespaces_) {
     if (n.memory.present)
       out.push_back({ns, kQuotaMemoryResource, n.memory.used, n.memory.limit, n.memory.limit_set});
-    if (n.cores.present) out.push_back({ns, kQuotaCoresResource, n.cores.used, n.cores.limit, n.cores.limit_set});
+    if (n.cores.present)
+      out.push_back({ns, kQuotaCoresResource, n.cores.used, n.cores.limit, n.cores.limit_set});
   }
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) {
     return a.ns != b.ns ? a.ns < b.ns : a.resource < b.resource;

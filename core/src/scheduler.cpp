@@ -111,7 +111,8 @@ int64_t Scheduler::largest_card_mib(const Cluster& cluster) {
   if (largest_card_epoch_ != cluster.epoch()) {
     largest_card_mib_ = 0;
     for (size_t id = 0; id < cluster.size(); ++id)
-      for (const auto& d : cluster.node(id).devices) largest_card_mib_ = std::max(largest_card_mib_, d.memory_mib);
+      for (const auto& d : cluster.node(id).devices)
+        largest_card_mib_ = std::max(largest_card_mib_, d.memory_mib);
     largest_card_epoch_ = cluster.epoch();
   }
   return largest_card_mib_;

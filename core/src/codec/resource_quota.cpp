@@ -10,7 +10,8 @@ namespace gpuslice::core::codec {
 namespace {
 
 // The limit a managed key sets; nothing when HAMi would skip it.
-std::optional<int64_t> managed_limit(const Entry& e, const ReadContext& context, std::vector<std::string>* warnings) {
+std::optional<int64_t> managed_limit(const Entry& e, const ReadContext& context,
+                                     std::vector<std::string>* warnings) {
   const std::string field = "spec.hard." + e.key;
   if (!e.value.is_text()) context.fail(e.value.at, field, "must be a quantity");
   int64_t rounded = 0;
@@ -20,15 +21,14 @@ std::optional<int64_t> managed_limit(const Entry& e, const ReadContext& context,
     context.fail(e.value.at, field, ex.what());
   }
   // Rounded away from zero: any negative value is below zero here.
-  if (rounded < 0)
-    context.fail(e.value.at, field, fmt::format("'{}' is negative", e.value.text));
+  if (rounded < 0) context.fail(e.value.at, field, fmt::format("'{}' is negative", e.value.text));
   try {
     return parse_quantity_integer(e.value.text);
   } catch (const std::exception&) {
     // Quantity.AsInt64 fails on a fraction: addQuotaLocked skips the key.
     if (warnings)
-      warnings->push_back(fmt::format("{}:{}: {}: '{}' is not a whole number; HAMi ignores it", context.source(),
-                                      context.line_of(e.value.at), field, e.value.text));
+      warnings->push_back(fmt::format("{}:{}: {}: '{}' is not a whole number; HAMi ignores it",
+                                      context.source(), context.line_of(e.value.at), field, e.value.text));
     return std::nullopt;
   }
 }
@@ -58,14 +58,16 @@ NamespaceQuota namespace_quota(const ResourceQuotaObject& quota, const ReadConte
 std::vector<NamespaceQuota> parse_resource_quotas(std::string_view text, const std::string& source,
                                                   std::vector<std::string>* warnings) {
   std::vector<NamespaceQuota> out;
-  read_kube_objects(KubeText::from_string(text, source), [&](KubeObject&& object, const ReadContext& context) {
-    if (const auto* q = std::get_if<ResourceQuotaObject>(&object))
-      out.push_back(namespace_quota(*q, context, warnings));
-  });
+  read_kube_objects(KubeText::from_string(text, source),
+                    [&](KubeObject&& object, const ReadContext& context) {
+                      if (const auto* q = std::get_if<ResourceQuotaObject>(&object))
+                        out.push_back(namespace_quota(*q, context, warnings));
+                    });
   return out;
 }
 
-std::vector<NamespaceQuota> read_resource_quota_file(const std::string& path, std::vector<std::string>* warnings) {
+std::vector<NamespaceQuota> read_resource_quota_file(const std::string& path,
+                                                     std::vector<std::string>* warnings) {
   std::vector<NamespaceQuota> out;
   read_kube_objects(KubeText::from_file(path), [&](KubeObject&& object, const ReadContext& context) {
     if (const auto* q = std::get_if<ResourceQuotaObject>(&object))

@@ -3,8 +3,8 @@
 // per-card check its Fit makes before the card's memory check.
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -61,7 +61,9 @@ struct QuotaHeadroom {
     return (!memory_mib || pod_total.memory_mib <= *memory_mib) && (!cores || pod_total.cores <= *cores);
   }
   // Which key refuses `pod_total` and by how much (0 when it fits).
-  int64_t memory_over(const QuotaUse& t) const { return memory_mib ? std::max<int64_t>(0, t.memory_mib - *memory_mib) : 0; }
+  int64_t memory_over(const QuotaUse& t) const {
+    return memory_mib ? std::max<int64_t>(0, t.memory_mib - *memory_mib) : 0;
+  }
   int64_t cores_over(const QuotaUse& t) const { return cores ? std::max<int64_t>(0, t.cores - *cores) : 0; }
 };
 
