@@ -55,6 +55,25 @@ NamespaceQuota namespace_quota(const ResourceQuotaObject& quota, const ReadConte
   return out;
 }
 
+namespace {
+// Where an object decoded from memory came from: a name, no lines.
+class NamedOnly final : public ReadContext {
+ public:
+  explicit NamedOnly(const std::string& source) : source_(source) {}
+  const std::string& source() const override { return source_; }
+  int line_of(Position) const override { return 0; }
+  std::string_view raw_object() const override { return {}; }
+
+ private:
+  const std::string& source_;
+};
+}  // namespace
+
+NamespaceQuota namespace_quota(const ResourceQuotaObject& quota, const std::string& source,
+                               std::vector<std::string>* warnings) {
+  return namespace_quota(quota, NamedOnly(source), warnings);
+}
+
 std::vector<NamespaceQuota> parse_resource_quotas(std::string_view text, const std::string& source,
                                                   std::vector<std::string>* warnings) {
   std::vector<NamespaceQuota> out;

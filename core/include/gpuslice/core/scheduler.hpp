@@ -85,6 +85,9 @@ class Scheduler {
   // as pods come and go (commit does when given it).
   void set_quotas(const QuotaBook* quotas) { quotas_ = quotas; }
   const QuotaBook* quotas() const { return quotas_; }
+  // Whether the last placement fitted with the quota check (its namespace
+  // could reach a limit): a refusal then may be the namespace's, not the nodes'.
+  bool quota_armed() const { return quota_ != nullptr; }
 
   // Charges the decision's allocation (and the pod's namespace in `quotas`,
   // when given) and tells the policy.

@@ -19,6 +19,10 @@ namespace gpuslice::core::codec {
 // HAMi skips, and so does this, with a line in `warnings` when given.
 NamespaceQuota namespace_quota(const ResourceQuotaObject& quota, const ReadContext& context,
                                std::vector<std::string>* warnings = nullptr);
+// The same for an object without its text (an API watch event): errors name
+// `source` and no line.
+NamespaceQuota namespace_quota(const ResourceQuotaObject& quota, const std::string& source,
+                               std::vector<std::string>* warnings = nullptr);
 
 // Every ResourceQuota in a file or text (a dump, a List, a stream of
 // documents); other kinds are skipped.
