@@ -6,9 +6,12 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <functional>
 #include <map>
 #include <random>
+#include <thread>
 
+#include "api_double.hpp"
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/registration.hpp"
 #include "gpuslice/core/quota.hpp"
@@ -82,7 +85,7 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
     nodes.push_back(node_json(names.back()));
   }
   state.quotas_replaced({{"team-a", "gpu", {30000, 150}, 0}, {"team-b", "gpu", {20000, std::nullopt}, 0}});
-  state.replace_all(nodes, {});
+  state.replace_all(nodes, std::vector<nlohmann::json>{});
 
   std::mt19937 rng(2026);
   std::map<std::string, ModelPod> held;  // name -> what the state should hold for it
@@ -105,7 +108,7 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
   };
 
   for (int op = 0; op < 1500; ++op) {
-    const unsigned kind = rng() % 10;
+    const auto kind = rng() % 10;
     if (kind < 5) {  // a new pod's filter
       const std::string ns = namespaces[rng() % namespaces.size()];
       const std::string name = fmt::format("p{}", next++);
@@ -144,7 +147,7 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
         pod["metadata"]["annotations"] = {{std::string(core::codec::kAssignedNodeAnnotation), p.node},
                                           {std::string(core::codec::kAllocatedAnnotation), p.annotation}};
         pod["spec"]["nodeName"] = p.node;
-        const unsigned how = rng() % 3;
+        const auto how = rng() % 3;
         if (how == 0) {
           state.pod_changed(WatchKind::Deleted, pod);
           held.erase(name);
@@ -197,7 +200,7 @@ TEST_CASE("serve's /metrics gauges and quota changes from the feed", "[serve][qu
   MemoryWriter writer;
   DecisionState state(StateOptions{}, writer);
   state.quotas_replaced({{"team-a", "gpu", {4000, std::nullopt}, 0}});
-  state.replace_all({node_json("node-0")}, {});
+  state.replace_all(std::vector<nlohmann::json>{node_json("node-0")}, std::vector<nlohmann::json>{});
   ExtenderArgs big;
   big.pod = pod_json("team-a", "big", 1, 5000, 0);
   big.node_names = {"node-0"};
@@ -232,4 +235,58 @@ TEST_CASE("serve's /metrics gauges and quota changes from the feed", "[serve][qu
   state.quota_changed(WatchKind::Deleted, {"team-a", "gpu", {6000, std::nullopt}, 0});
   CHECK_FALSE(state.quota_entries()[1].limit_set);
   CHECK(state.quota_used("team-a").memory_mib == 5000);
+}
+
+TEST_CASE("serve lists and watches ResourceQuotas from the API (or serves without them on 404)",
+          "[serve][quota][feed]") {
+  using gpuslice::serve::testing::ApiDouble;
+  using gpuslice::serve::testing::connection_to;
+  auto quota = [](int64_t mib) {
+    return nlohmann::json{
+        {"apiVersion", "v1"},
+        {"kind", "ResourceQuota"},
+        {"metadata", {{"name", "gpu"}, {"namespace", "team-a"}}},
+        {"spec", {{"hard", {{"limits.nvidia.com/gpumem", std::to_string(mib)}, {"pods", "10"}}}}}};
+  };
+  auto limit_of = [](DecisionState& state) -> std::optional<int64_t> {
+    for (const auto& e : state.quota_entries())
+      if (e.ns == "team-a" && e.resource == core::kQuotaMemoryResource && e.limit_set) return e.limit;
+    return std::nullopt;
+  };
+  auto eventually = [](const std::function<bool()>& ready) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!ready()) {
+      if (std::chrono::steady_clock::now() > until) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  };
+  KubeFeedOptions o;
+  o.quotas = true;
+  o.backoff_initial_seconds = 0.01;
+  o.backoff_max_seconds = 0.05;
+  {
+    ApiDouble api(gpuslice::serve::testing::kApiData);
+    api.put_quota(quota(4000));
+    MemoryWriter writer;
+    DecisionState state(StateOptions{}, writer);
+    auto feed = make_kube_feed(connection_to(api), o);
+    feed->start(state);
+    CHECK(limit_of(state) == 4000);
+    api.put_quota(quota(9000));  // MODIFIED: HAMi's UpdateQuota
+    CHECK(eventually([&] { return limit_of(state) == 9000; }));
+    api.delete_quota("team-a", "gpu");  // DELETED: unlimited again
+    CHECK(eventually([&] { return !limit_of(state); }));
+    feed->stop();
+  }
+  {
+    ApiDouble api(gpuslice::serve::testing::kApiData);  // answers 404 for resourcequotas
+    MemoryWriter writer;
+    DecisionState state(StateOptions{}, writer);
+    auto feed = make_kube_feed(connection_to(api), o);
+    feed->start(state);
+    CHECK(state.ready());
+    CHECK_FALSE(limit_of(state));
+    feed->stop();
+  }
 }
