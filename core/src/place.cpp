@@ -178,6 +178,24 @@ PlaceOutcome place(const PlaceRequest& request) {
   return out;
 }
 
+QuotaUse most_quota_use(const PodRequest& pod, int64_t largest_card_mib) {
+  QuotaUse most;
+  for (size_t i = 0; i < pod.container_count(); ++i) {
+    const auto& c = pod.container_at(i);
+    if (!c.wants_devices()) continue;
+    most.memory_mib += int64_t{c.count} * c.memory_on(largest_card_mib);
+    most.cores += int64_t{c.count} * std::min<int32_t>(c.cores, 100);
+  }
+  return most;
+}
+
+int64_t largest_card_mib(const Cluster& cluster) {
+  int64_t largest = 0;
+  for (size_t id = 0; id < cluster.size(); ++id)
+    for (const auto& d : cluster.node(id).devices) largest = std::max(largest, d.memory_mib);
+  return largest;
+}
+
 QuotaUse least_quota_use(const Cluster& cluster, const PodRequest& pod) {
   int64_t smallest = 0;
   for (size_t id = 0; id < cluster.size(); ++id)

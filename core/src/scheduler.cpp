@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "gpuslice/core/place.hpp"
+
 namespace gpuslice::core {
 
 namespace {
@@ -109,10 +111,7 @@ struct Best {
 
 int64_t Scheduler::largest_card_mib(const Cluster& cluster) {
   if (largest_card_epoch_ != cluster.epoch()) {
-    largest_card_mib_ = 0;
-    for (size_t id = 0; id < cluster.size(); ++id)
-      for (const auto& d : cluster.node(id).devices)
-        largest_card_mib_ = std::max(largest_card_mib_, d.memory_mib);
+    largest_card_mib_ = core::largest_card_mib(cluster);
     largest_card_epoch_ = cluster.epoch();
   }
   return largest_card_mib_;
@@ -123,16 +122,8 @@ void Scheduler::arm_quota(const Cluster& cluster, const PodRequest& pod) {
   if (!quotas_ || !quotas_->has_limits()) return;
   headroom_ = quotas_->headroom(pod.ns);
   if (!headroom_) return;
-  // The most the pod could count on any node: every container's cards at
-  // their largest (init and app summed, above HAMi's max of the two).
-  QuotaUse most;
-  for (size_t i = 0; i < pod.container_count(); ++i) {
-    const auto& c = pod.container_at(i);
-    if (!c.wants_devices()) continue;
-    most.memory_mib += int64_t{c.count} * c.memory_on(largest_card_mib(cluster));
-    most.cores += int64_t{c.count} * std::min<int32_t>(c.cores, 100);
-  }
-  if (!headroom_->admits(most)) quota_ = &*headroom_;
+  // Armed only when the most the pod could count on any node passes it.
+  if (!headroom_->admits(most_quota_use(pod, largest_card_mib(cluster)))) quota_ = &*headroom_;
 }
 
 Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,

@@ -481,7 +481,7 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
     // while every named node changed since refuses it alike.
     const RefusalMemo::Answer* kept = nullptr;
     // A kept refusal holds while the nodes do; a quota moves without them.
-    const bool quota_limited = scheduler_.quotas() && quotas_.headroom(pod.ns).has_value();
+    const bool quota_limited = quota_may_refuse(pod);
     if (options_.reuse_refusals && !quota_limited) {
       auto refit = [&](size_t id) -> std::optional<core::Refusal> {
         const core::Decision one =
@@ -707,6 +707,17 @@ size_t DecisionState::reservation_count() {
 uint64_t DecisionState::expired_count() const {
   std::lock_guard lock(mutex_);
   return expired_;
+}
+
+bool DecisionState::quota_may_refuse(const core::PodRequest& pod) {
+  if (!scheduler_.quotas()) return false;
+  const auto headroom = quotas_.headroom(pod.ns);
+  if (!headroom) return false;
+  if (largest_card_epoch_ != cluster_.epoch()) {
+    largest_card_mib_ = core::largest_card_mib(cluster_);
+    largest_card_epoch_ = cluster_.epoch();
+  }
+  return !headroom->admits(core::most_quota_use(pod, largest_card_mib_));
 }
 
 std::vector<core::QuotaBook::Entry> DecisionState::quota_entries() {

@@ -78,6 +78,13 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
   o.reservation_ttl = std::chrono::seconds(30);
   o.clock = [&t] { return t; };
   DecisionState state(o, writer);
+  // The same operations on a state that builds every refusal afresh: a kept
+  // refusal must never answer for a pod its namespace's quota now refuses
+  // (or now admits).
+  MemoryWriter afresh_writer;
+  StateOptions afresh_options = o;
+  afresh_options.reuse_refusals = false;
+  DecisionState afresh(afresh_options, afresh_writer);
   std::vector<nlohmann::json> nodes;
   std::vector<std::string> names;
   for (int n = 0; n < 6; ++n) {
@@ -86,6 +93,8 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
   }
   state.quotas_replaced({{"team-a", "gpu", {30000, 150}, 0}, {"team-b", "gpu", {20000, std::nullopt}, 0}});
   state.replace_all(nodes, std::vector<nlohmann::json>{});
+  afresh.quotas_replaced({{"team-a", "gpu", {30000, 150}, 0}, {"team-b", "gpu", {20000, std::nullopt}, 0}});
+  afresh.replace_all(nodes, std::vector<nlohmann::json>{});
 
   std::mt19937 rng(2026);
   std::map<std::string, ModelPod> held;  // name -> what the state should hold for it
@@ -113,11 +122,17 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
       const std::string ns = namespaces[rng() % namespaces.size()];
       const std::string name = fmt::format("p{}", next++);
       ExtenderArgs args;
-      args.pod = pod_json(ns, name, 1 + static_cast<int>(rng() % 2),
-                          1000 + static_cast<int>(rng() % 8) * 1000, static_cast<int>(rng() % 5) * 10);
+      // One pod in six fits no card (20000 MiB): refused by the fleet, its
+      // answer kept while no node changes, and not kept once its namespace's
+      // quota could refuse it too.
+      const int mem = rng() % 6 == 0 ? 20000 : 1000 + static_cast<int>(rng() % 8) * 1000;
+      args.pod = pod_json(ns, name, 1 + static_cast<int>(rng() % 2), mem, static_cast<int>(rng() % 5) * 10);
       args.node_names = names;
       expire();
       const ExtenderFilterResult r = state.filter(args);
+      const ExtenderFilterResult again = afresh.filter(args);
+      REQUIRE(r.nodes == again.nodes);
+      REQUIRE(r.failed == again.failed);
       if (r.nodes && !r.nodes->empty()) {
         ++placed;
         const std::string annotation = writer.pod_annotations(ns, name)[core::codec::kAllocatedAnnotation];
@@ -136,6 +151,7 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
       if (!name.empty()) {
         ModelPod& p = held[name];
         CHECK(state.bind({name, p.ns, name, p.node}).empty());
+        CHECK(afresh.bind({name, p.ns, name, p.node}).empty());
         p.bound = true;
         ++binds;
       }
@@ -150,19 +166,23 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
         const auto how = rng() % 3;
         if (how == 0) {
           state.pod_changed(WatchKind::Deleted, pod);
+          afresh.pod_changed(WatchKind::Deleted, pod);
           held.erase(name);
           ++deletions;
         } else if (how == 1) {
           pod["status"]["phase"] = "Succeeded";
           state.pod_changed(WatchKind::Modified, pod);
+          afresh.pod_changed(WatchKind::Modified, pod);
           held.erase(name);
           ++deletions;
         } else {
           // Deleted, then the same pod listed again as running: it holds once.
-          state.pod_changed(WatchKind::Deleted, pod);
           pod["status"]["phase"] = "Running";
-          state.pod_changed(WatchKind::Added, pod);
-          state.pod_changed(WatchKind::Modified, pod);
+          for (DecisionState* s : {&state, &afresh}) {
+            s->pod_changed(WatchKind::Deleted, pod);
+            s->pod_changed(WatchKind::Added, pod);
+            s->pod_changed(WatchKind::Modified, pod);
+          }
           ++recreated;
         }
       }
@@ -194,6 +214,29 @@ TEST_CASE("serve's quota usage matches a recount from scratch over 1,500 operati
   CHECK(binds > 50);
   CHECK(deletions > 20);
   CHECK(recreated > 5);
+}
+
+TEST_CASE("a kept refusal answers only while the namespace's quota cannot refuse the pod",
+          "[serve][quota][refusal]") {
+  MemoryWriter writer;
+  DecisionState state(StateOptions{}, writer);
+  state.quotas_replaced({{"team-a", "gpu", {30000, std::nullopt}, 0}});
+  state.replace_all(std::vector<nlohmann::json>{node_json("node-0")}, std::vector<nlohmann::json>{});
+  auto filter = [&](const std::string& name, int mem) {
+    ExtenderArgs a;
+    a.pod = pod_json("team-a", name, 1, mem, 0);
+    a.node_names = {"node-0"};
+    return state.filter(a);
+  };
+  // 20000 MiB fits no 16000 MiB card; 20000 of 30000 cannot pass the quota.
+  CHECK(filter("huge-1", 20000).failed.at("node-0") == "2/2 CardInsufficientMemory");
+  CHECK(filter("huge-2", 20000).failed.at("node-0") == "2/2 CardInsufficientMemory");
+  CHECK(state.refusals_reused_count() == 1);  // the kept answer
+  // 12000 MiB placed in team-a: 12000 + 20000 now passes 30000, so the
+  // quota refuses each card first; the kept answer must not be given.
+  REQUIRE(filter("placed", 12000).nodes);
+  CHECK(filter("huge-3", 20000).failed.at("node-0") == "2/2 ResourceQuotaNotFit");
+  CHECK(state.refusals_reused_count() == 1);
 }
 
 TEST_CASE("serve's /metrics gauges and quota changes from the feed", "[serve][quota]") {

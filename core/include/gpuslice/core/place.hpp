@@ -86,6 +86,12 @@ std::string shortfall(const Cluster& cluster, const PodRequest& pod);
 std::string quota_shortfall(const Cluster& cluster, const QuotaBook& quotas, const PodRequest& pod);
 // The least the pod can count against its namespace's quota on this fleet.
 QuotaUse least_quota_use(const Cluster& cluster, const PodRequest& pod);
+// The most it can count where no card has more than `largest_card_mib`:
+// every container's cards at their largest, init and app containers summed
+// (above HAMi's max of the two). A namespace with room for this cannot
+// refuse the pod, whatever node and cards it gets.
+QuotaUse most_quota_use(const PodRequest& pod, int64_t largest_card_mib);
+int64_t largest_card_mib(const Cluster& cluster);
 
 // {node, score, allocation, failed_nodes, events, warnings, shortfall}
 nlohmann::ordered_json to_json(const PlaceOutcome& outcome);

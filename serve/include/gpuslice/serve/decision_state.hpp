@@ -181,6 +181,12 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   // namespace/name, for HAMi's update and delete (the old limits go).
   core::QuotaBook quotas_;
   std::map<std::string, core::NamespaceQuota> quota_objects_;
+  // Whether the pod's namespace could refuse it (the scheduler then checks
+  // its quota): its refusal is then not kept, as a quota moves without any
+  // node changing. The largest card is kept per cluster epoch.
+  bool quota_may_refuse(const core::PodRequest& pod);
+  int64_t largest_card_mib_ = 0;
+  uint64_t largest_card_epoch_ = 0;
 };
 
 }  // namespace gpuslice::serve
