@@ -197,10 +197,12 @@ int64_t largest_card_mib(const Cluster& cluster) {
 }
 
 QuotaUse least_quota_use(const Cluster& cluster, const PodRequest& pod) {
-  int64_t smallest = 0;
+  // The smallest card, an empty one too: a percentage of it is the least.
+  int64_t smallest = -1;
   for (size_t id = 0; id < cluster.size(); ++id)
     for (const Device& d : cluster.node(id).devices)
-      if (d.memory_mib > 0 && (smallest == 0 || d.memory_mib < smallest)) smallest = d.memory_mib;
+      if (smallest < 0 || d.memory_mib < smallest) smallest = d.memory_mib;
+  smallest = std::max<int64_t>(smallest, 0);
   QuotaUse app, init;
   for (size_t i = 0; i < pod.container_count(); ++i) {
     const ContainerRequest& c = pod.container_at(i);

@@ -130,6 +130,8 @@ Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod,
                                   const KeyRanking& ranking, const std::vector<uint32_t>* allowed) {
   arm_quota(cluster, pod);
   Decision decision;
+  // Its namespace has no room for the pod whole: no node can take it.
+  if (quota_ && !quota_->admits(least_quota_use(cluster, pod))) return decision;
   const int sign = ranking.rank_sign(pod);
   order_.sync(cluster, ranking, sign);
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
@@ -274,6 +276,9 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   // HAMi's quota is HAMi's fit's: a dialect's own fit knows none.
   const QuotaHeadroom* quota = policy.device_fit() ? nullptr : quota_;
   Decision decision;
+  // Its namespace has no room for the pod whole: no node can take it. Only
+  // the full report (each node's reason) has to look.
+  if (quota && detail != Detail::Full && !quota->admits(least_quota_use(cluster, pod))) return decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
   DeviceFit* device_fit = policy.device_fit();
   size_t share_index = 0;

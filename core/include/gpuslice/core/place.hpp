@@ -84,7 +84,8 @@ std::string shortfall(const Cluster& cluster, const PodRequest& pod);
 // team-a's ResourceQuota limits.nvidia.com/gpumem: the pod counts at least
 // 6000 MiB, 2000 of 4000 are left (4000 over)". Empty when neither binds.
 std::string quota_shortfall(const Cluster& cluster, const QuotaBook& quotas, const PodRequest& pod);
-// The least the pod can count against its namespace's quota on this fleet.
+// The least the pod can count against its namespace's quota on this fleet,
+// placed whole: a namespace without room for it refuses it on every node.
 QuotaUse least_quota_use(const Cluster& cluster, const PodRequest& pod);
 // The most it can count where no card has more than `largest_card_mib`:
 // every container's cards at their largest, init and app containers summed
