@@ -19,6 +19,14 @@ expect quota-in-dump 0 'fits node hami-workshop' -- \
   "$BIN" place --nodes "$EX/t4-node.yaml" --pod "$EX/gpumem-pod-a.yaml" --existing "$Q/placed-with-quota.yaml"
 expect quota-negative 2 'negative-quota.yaml:8: spec.hard.limits.nvidia.com/gpumem: .*negative' -- \
   "$BIN" place --nodes "$EX/t4-node.yaml" --pod "$EX/gpumem-pod-a.yaml" --quotas "$Q/negative-quota.yaml"
+expect quota-validate 0 'ok \(manifests, 0 nodes, 2 pods, 1 ResourceQuotas\)' -- \
+  "$BIN" validate "$Q/placed-with-quota.yaml"
+expect quota-validate-negative 2 'negative-quota.yaml:8: spec.hard.limits.nvidia.com/gpumem' -- \
+  "$BIN" validate "$Q/negative-quota.yaml"
+# serve --snapshot refuses it before it listens.
+expect quota-serve-negative 2 'negative-quota.yaml:8: spec.hard.limits.nvidia.com/gpumem' -- \
+  timeout 20 "$BIN" serve --snapshot "$SRC/tests/cli/data/kubectl-cluster.yaml" --quotas "$Q/negative-quota.yaml" \
+  --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 # Research's 2-card jobs wait for its quota, its 4-card job passes the quota alone: refused.
