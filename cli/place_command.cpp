@@ -10,7 +10,7 @@ namespace gpuslice::cli {
 
 namespace {
 struct PlaceArgs {
-  std::string nodes, pod, existing, node_policy, gpu_policy, policy;
+  std::string nodes, pod, existing, quotas, node_policy, gpu_policy, policy;
   bool json = false;
 };
 }  // namespace
@@ -26,6 +26,9 @@ void register_place_command(CLI::App& app) {
   cmd->add_option(
       "--existing", args->existing,
       "already placed Pods (HAMi's, Koordinator's device-allocated, KAI's GPU groups and reservation pods)");
+  cmd->add_option("--quotas", args->quotas,
+                  "ResourceQuota objects (HAMi v2.10 enforces limits.nvidia.com/gpumem and gpucores); a dump "
+                  "given as --nodes or --existing is read for them too");
   cmd->add_option("--policy", args->policy,
                   "a registered policy: hami (default), koordinator, koordinator-most, koordinator-fixed, "
                   "koordinator-most-fixed, kai-binpack, kai-spread, ... (docs/dialects.md)");
@@ -41,6 +44,7 @@ void register_place_command(CLI::App& app) {
     req.nodes = {read_file(args->nodes), args->nodes};
     req.pod = {read_file(args->pod), args->pod};
     if (!args->existing.empty()) req.existing = core::TextInput{read_file(args->existing), args->existing};
+    if (!args->quotas.empty()) req.quotas = core::TextInput{read_file(args->quotas), args->quotas};
     if (!args->node_policy.empty()) req.node_policy = args->node_policy;
     if (!args->gpu_policy.empty()) req.gpu_policy = args->gpu_policy;
     if (!args->policy.empty()) req.policy = args->policy;

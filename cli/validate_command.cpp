@@ -11,6 +11,7 @@
 
 #include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "io.hpp"
@@ -64,7 +65,7 @@ std::string check_file(const std::string& path) {
   // KAI's GPU labels), so what simulate would refuse is refused here.
   std::vector<core::codec::NodeDocument> nodes;
   std::vector<core::codec::DeviceDocument> devices;
-  size_t pods = 0;
+  size_t pods = 0, quotas = 0;
   core::codec::read_kube_objects(
       core::codec::KubeText::from_string(text, path),
       [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
@@ -75,14 +76,18 @@ std::string check_file(const std::string& path) {
           ++pods;
         } else if (const auto* d = std::get_if<core::codec::DeviceObject>(&object)) {
           devices.push_back(core::codec::device_document(*d, context));
+        } else if (const auto* q = std::get_if<core::codec::ResourceQuotaObject>(&object)) {
+          core::codec::namespace_quota(*q, context);  // HAMi's keys read as HAMi reads them
+          ++quotas;
         }
       });
   std::vector<std::string> warnings;
   core::codec::complete_dialect_nodes(nodes, devices, path, warnings);
   for (const std::string& w : warnings) std::cerr << "warning: " << w << "\n";
-  if (!nodes.empty() || pods > 0)
-    return fmt::format("manifests, {} nodes, {} pods{}", nodes.size(), pods,
-                       devices.empty() ? "" : fmt::format(", {} Koordinator Devices", devices.size()));
+  if (!nodes.empty() || pods > 0 || quotas > 0)
+    return fmt::format("manifests, {} nodes, {} pods{}{}", nodes.size(), pods,
+                       devices.empty() ? "" : fmt::format(", {} Koordinator Devices", devices.size()),
+                       quotas == 0 ? "" : fmt::format(", {} ResourceQuotas", quotas));
   const auto docs = core::codec::load_yaml_documents(text, path);
   const YAML::Node* root = nullptr;
   for (const auto& d : docs)

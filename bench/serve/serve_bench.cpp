@@ -6,7 +6,10 @@
 // changed since the last refusal, whose answer the server keeps). Fleets: openb's 1,213 GPU nodes (the
 // simulator's reader) and 10,000 generated 8-card nodes.
 //   serve_bench [--requests N] [--seconds S] [--clients C] [--fleet openb|generated|both] [--stages]
-//               [--refusals-afresh]
+//               [--refusals-afresh] [--quota-namespaces N]
+// --quota-namespaces N: the pods spread over N namespaces, each with a
+// ResourceQuota (limits.nvidia.com/gpumem and gpucores) too large to refuse
+// them: the quota book's cost on every filter, bind and refusal.
 // --stages also times the refused filter's decode, decision and answer in
 // this process, without HTTP: with the last refusal's answer kept, and built
 // afresh every time. --refusals-afresh serves with every refusal built
@@ -32,6 +35,13 @@ using namespace gpuslice;
 using Clock = std::chrono::steady_clock;
 
 namespace {
+
+int quota_namespaces = 0;  // --quota-namespaces
+
+// The namespace of the bench's pod `id`.
+std::string ns_of(int id) {
+  return quota_namespaces > 0 ? fmt::format("team-{}", id % quota_namespaces) : "bench";
+}
 
 nlohmann::json node_object(const core::Node& n) {
   return {{"metadata",
@@ -121,8 +131,8 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
         auto res = with.Post(
             "/filter",
             fmt::format(
-                R"({{"Pod":{{"metadata":{{"name":"s{}","namespace":"bench","uid":"s{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"2000","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
-                id, id, names_json),
+                R"({{"Pod":{{"metadata":{{"name":"s{}","namespace":"{}","uid":"s{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"2000","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
+                id, ns_of(id), id, names_json),
             "application/json");
         if (!res || res->status != 200) return false;
         auto j = nlohmann::json::parse(res->body);
@@ -130,8 +140,8 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
         const std::string node = j["NodeNames"][0];
         auto b =
             with.Post("/bind",
-                      fmt::format(R"({{"PodName":"s{}","PodNamespace":"bench","PodUID":"s{}","Node":"{}"}})",
-                                  id, id, node),
+                      fmt::format(R"({{"PodName":"s{}","PodNamespace":"{}","PodUID":"s{}","Node":"{}"}})", id,
+                                  ns_of(id), id, node),
                       "application/json");
         return b && b->status == 200 && nlohmann::json::parse(b->body)["Error"] == "";
       };
@@ -143,8 +153,8 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
         const int id = next_pod++;
         const std::string pod = fmt::format("p{}", id);
         const std::string body = fmt::format(
-            R"({{"Pod":{{"metadata":{{"name":"{}","namespace":"bench","uid":"u{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"{}","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
-            pod, id, gpumem, names_json);
+            R"({{"Pod":{{"metadata":{{"name":"{}","namespace":"{}","uid":"u{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"{}","nvidia.com/gpucores":"5"}}}}}}]}}}},"NodeNames":{}}})",
+            pod, ns_of(id), id, gpumem, names_json);
         // The latency is the server's: from sending the request until its
         // answer is in, not the client's reading of it (the answer to a pod
         // that fits none of 10,000 nodes is 420 kB of JSON).
@@ -234,6 +244,12 @@ void run(const char* fleet_name, std::vector<nlohmann::json> nodes, int requests
   o.listen = {"127.0.0.1", 0};
   o.metrics_listen = {"127.0.0.1", 0};
   serve::Server server(state, metrics, o);
+  if (quota_namespaces > 0) {
+    std::vector<core::NamespaceQuota> quotas;
+    for (int i = 0; i < quota_namespaces; ++i)
+      quotas.push_back({fmt::format("team-{}", i), "gpu", {int64_t{1} << 40, int64_t{1} << 30}, 0});
+    state.quotas_replaced(std::move(quotas));
+  }
   const auto t0 = Clock::now();
   state.replace_all(nodes, {});
   const double load_s = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -306,10 +322,12 @@ int main(int argc, char** argv) {
       clients = std::atoi(argv[++i]);
     else if (has_value && !std::strcmp(argv[i], "--fleet"))
       fleet = argv[++i];
+    else if (has_value && !std::strcmp(argv[i], "--quota-namespaces"))
+      quota_namespaces = std::atoi(argv[++i]);
     else {
       fmt::print(stderr,
                  "serve_bench: unknown option {} (--requests N, --seconds S, --clients C, --fleet "
-                 "openb|generated|both, --stages, --refusals-afresh)\n",
+                 "openb|generated|both, --stages, --refusals-afresh, --quota-namespaces N)\n",
                  argv[i]);
       return 2;
     }

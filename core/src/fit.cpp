@@ -4,6 +4,7 @@
 #include <cctype>
 #include <optional>
 
+#include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/topology.hpp"
 
 namespace gpuslice::core {
@@ -69,7 +70,8 @@ std::optional<Reason> pre_numa_check(const Node& node, const Device& dev, const 
 // the picks are charged to `usage`.
 bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const PodRequest& pod,
                    const ContainerRequest& req, const GpuPolicy& policy, FitScratch& s,
-                   std::vector<DeviceGrant>& out, Refusal& refusal) {
+                   std::vector<DeviceGrant>& out, Refusal& refusal, const QuotaHeadroom* quota,
+                   const PodAllocation& so_far, size_t index) {
   const Node& n = *node.node;
   // Only the request's vendor's cards take part (HAMi getNodeResources).
   const int cards = static_cast<int>(std::count_if(n.devices.begin(), n.devices.end(),
@@ -105,14 +107,24 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
       continue;
     }
     const int64_t memreq = req.memory_on(dev.memory_mib);
-    if (auto r = capacity_check(dev, usage[static_cast<size_t>(d)], std::min<int32_t>(req.cores, 100), memreq,
-                                policy.mutex)) {
+    const int32_t cores = std::min<int32_t>(req.cores, 100);
+    if (quota) {
+      // HAMi checks the quota after slots and exclusivity, before memory:
+      // the pod's total with this card, the percentage resolved on it.
+      const DeviceUsage& u = usage[static_cast<size_t>(d)];
+      if (dev.slots > u.slots && !(policy.mutex && u.slots > 0) &&
+          !quota->admits(quota_use_with(so_far, index, s.picks, DeviceGrant{d, memreq, cores}))) {
+        tally.add(Reason::ResourceQuotaNotFit);
+        continue;
+      }
+    }
+    if (auto r = capacity_check(dev, usage[static_cast<size_t>(d)], cores, memreq, policy.mutex)) {
       tally.add(*r);
       continue;
     }
     if (remaining > 0) {
       if (!policy.topology) --remaining;
-      s.picks.push_back({d, memreq, std::min<int32_t>(req.cores, 100)});
+      s.picks.push_back({d, memreq, cores});
     }
     if (remaining == 0 && !policy.topology) break;
   }
@@ -161,7 +173,8 @@ Refusal host_check(const NodeView& node, const PodRequest& pod) {
 
 }  // namespace
 
-FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy, FitScratch& s) {
+FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy, FitScratch& s,
+                  const QuotaHeadroom* quota) {
   FitResult result;
   result.refusal = host_check(node, pod);
   if (!result.refusal.empty()) return result;
@@ -176,7 +189,7 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
     if (!req.wants_devices()) continue;
     s.usage.assign(node.usage.begin(), node.usage.end());
     if (!fit_container(node, s.usage, pod, req, gpu_policy, s, result.allocation.containers[i],
-                       result.refusal))
+                       result.refusal, quota, result.allocation, i))
       return result;
   }
   // App containers run together: each sees what the previous ones took.
@@ -184,8 +197,9 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
   for (size_t j = 0; j < pod.containers.size(); ++j) {
     const auto& req = pod.containers[j];
     if (!req.wants_devices()) continue;
-    if (!fit_container(node, s.usage, pod, req, gpu_policy, s,
-                       result.allocation.containers[pod.init_containers.size() + j], result.refusal))
+    const size_t index = pod.init_containers.size() + j;
+    if (!fit_container(node, s.usage, pod, req, gpu_policy, s, result.allocation.containers[index],
+                       result.refusal, quota, result.allocation, index))
       return result;
   }
   result.fits = true;

@@ -10,6 +10,7 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/kai.hpp"
 #include "gpuslice/core/codec/koordinator.hpp"
+#include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
@@ -44,7 +45,15 @@ void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::Req
       out.cluster.charge(p.node, PodAllocation{}, docs[p.doc].request.host);
     else if (p.holds())
       out.cluster.charge(p.node, p.allocation, docs[p.doc].request.host);
+    // HAMi counts the pods its own annotation places (onAddPod).
+    if (p.role == PlacedRole::Hami) out.quotas.charge(docs[p.doc].request.ns, quota_use(p.allocation));
   }
+}
+
+// Every ResourceQuota of a text (a dump given as --nodes or --existing, or --quotas).
+void read_quotas(PlaceOutcome& out, const TextInput& input) {
+  for (const NamespaceQuota& q : codec::parse_resource_quotas(input.text, input.source, &out.warnings))
+    out.quotas.add(q);
 }
 
 }  // namespace
@@ -150,14 +159,88 @@ PlaceOutcome place(const PlaceRequest& request) {
     throw InputError(request.pod.source, pods.front().line, problem->field,
                      fmt::format("cannot be said to {}: {}", out.policy, problem->why));
   if (request.existing) charge_existing(out, *request.existing, request.defaults);
+  read_quotas(out, request.nodes);
+  if (request.existing && request.existing->source != request.nodes.source)
+    read_quotas(out, *request.existing);
+  if (request.quotas) read_quotas(out, *request.quotas);
 
   Scheduler scheduler;
+  // HAMi's quota check is HAMi's: another scheduler's fit knows none.
+  if (policy->dialect() == Dialect::Hami) scheduler.set_quotas(&out.quotas);
   out.decision = scheduler.place(out.cluster, out.pod, *policy, Detail::Full);
-  if (out.decision.placed())
+  if (out.decision.placed()) {
     record_binding(out, policy->dialect());
-  else if (policy->dialect() == Dialect::Hami)  // shortfall() measures in HAMi's terms
+  } else if (policy->dialect() == Dialect::Hami) {  // shortfall() measures in HAMi's terms
     out.shortfall = shortfall(out.cluster, out.pod);
+    if (std::string q = quota_shortfall(out.cluster, out.quotas, out.pod); !q.empty())
+      out.shortfall = out.shortfall.empty() ? q : q + "; " + out.shortfall;
+  }
   return out;
+}
+
+QuotaUse most_quota_use(const PodRequest& pod, int64_t largest_card_mib) {
+  QuotaUse most;
+  for (size_t i = 0; i < pod.container_count(); ++i) {
+    const auto& c = pod.container_at(i);
+    if (!c.wants_devices()) continue;
+    most.memory_mib += int64_t{c.count} * c.memory_on(largest_card_mib);
+    most.cores += int64_t{c.count} * std::min<int32_t>(c.cores, 100);
+  }
+  return most;
+}
+
+int64_t largest_card_mib(const Cluster& cluster) {
+  int64_t largest = 0;
+  for (size_t id = 0; id < cluster.size(); ++id)
+    for (const auto& d : cluster.node(id).devices) largest = std::max(largest, d.memory_mib);
+  return largest;
+}
+
+QuotaUse least_quota_use(const Cluster& cluster, const PodRequest& pod) {
+  // The smallest card, an empty one too: a percentage of it is the least.
+  int64_t smallest = -1;
+  for (size_t id = 0; id < cluster.size(); ++id)
+    for (const Device& d : cluster.node(id).devices)
+      if (smallest < 0 || d.memory_mib < smallest) smallest = d.memory_mib;
+  smallest = std::max<int64_t>(smallest, 0);
+  QuotaUse app, init;
+  for (size_t i = 0; i < pod.container_count(); ++i) {
+    const ContainerRequest& c = pod.container_at(i);
+    if (!c.wants_devices()) continue;
+    const QuotaUse one{int64_t{c.count} * c.memory_on(smallest),
+                       int64_t{c.count} * std::min<int32_t>(c.cores, 100)};
+    if (i < pod.init_containers.size()) {
+      init.memory_mib = std::max(init.memory_mib, one.memory_mib);
+      init.cores = std::max(init.cores, one.cores);
+    } else {
+      app.memory_mib += one.memory_mib;
+      app.cores += one.cores;
+    }
+  }
+  return {std::max(app.memory_mib, init.memory_mib), std::max(app.cores, init.cores)};
+}
+
+std::string quota_shortfall(const Cluster& cluster, const QuotaBook& quotas, const PodRequest& pod) {
+  const auto headroom = quotas.headroom(pod.ns);
+  if (!headroom) return {};
+  const QuotaUse least = least_quota_use(cluster, pod);
+  const QuotaUse used = quotas.used(pod.ns);
+  std::vector<std::string> parts;
+  if (const int64_t over = headroom->memory_over(least); over > 0)
+    parts.push_back(
+        fmt::format("namespace {}'s ResourceQuota {}: the pod counts at least {} MiB, {} of {} are left "
+                    "({} over)",
+                    pod.ns, kQuotaMemoryKey, least.memory_mib, std::max<int64_t>(0, *headroom->memory_mib),
+                    *headroom->memory_mib + used.memory_mib, over));
+  if (const int64_t over = headroom->cores_over(least); over > 0)
+    parts.push_back(
+        fmt::format("namespace {}'s ResourceQuota {}: the pod counts at least {}% cores, {} of {} are "
+                    "left ({} over)",
+                    pod.ns, kQuotaCoresKey, least.cores, std::max<int64_t>(0, *headroom->cores),
+                    *headroom->cores + used.cores, over));
+  std::string text;
+  for (const auto& p : parts) text += (text.empty() ? "" : "; ") + p;
+  return text;
 }
 
 std::string shortfall(const Cluster& cluster, const PodRequest& pod) {

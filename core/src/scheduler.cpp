@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "gpuslice/core/place.hpp"
+
 namespace gpuslice::core {
 
 namespace {
@@ -107,9 +109,29 @@ struct Best {
 
 }  // namespace
 
+int64_t Scheduler::largest_card_mib(const Cluster& cluster) {
+  if (largest_card_epoch_ != cluster.epoch()) {
+    largest_card_mib_ = core::largest_card_mib(cluster);
+    largest_card_epoch_ = cluster.epoch();
+  }
+  return largest_card_mib_;
+}
+
+void Scheduler::arm_quota(const Cluster& cluster, const PodRequest& pod) {
+  quota_ = nullptr;
+  if (!quotas_ || !quotas_->has_limits()) return;
+  headroom_ = quotas_->headroom(pod.ns);
+  if (!headroom_) return;
+  // Armed only when the most the pod could count on any node passes it.
+  if (!headroom_->admits(most_quota_use(pod, largest_card_mib(cluster)))) quota_ = &*headroom_;
+}
+
 Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
                                   const KeyRanking& ranking, const std::vector<uint32_t>* allowed) {
+  arm_quota(cluster, pod);
   Decision decision;
+  // Its namespace has no room for the pod whole: no node can take it.
+  if (quota_ && !quota_->admits(least_quota_use(cluster, pod))) return decision;
   const int sign = ranking.rank_sign(pod);
   order_.sync(cluster, ranking, sign);
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
@@ -117,7 +139,7 @@ Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod,
     if (allowed && (*allowed)[id] != allowed_stamp_) return false;
     const NodeView view = cluster.view(id);
     if (!may_fit(view, pod)) return false;
-    FitResult fit = fit_pod(view, pod, gpu, scratch_);
+    FitResult fit = fit_pod(view, pod, gpu, scratch_, quota_);
     if (!fit.fits) return false;
     decision.node = id;
     decision.score = key;
@@ -250,7 +272,13 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   policy.begin_pod(cluster, pod);
   const KeyRanking* ranking = policy.key_ranking();
   if (!among && detail == Detail::Minimal && ranking) return place_by_rank(cluster, pod, policy, *ranking);
+  arm_quota(cluster, pod);
+  // HAMi's quota is HAMi's fit's: a dialect's own fit knows none.
+  const QuotaHeadroom* quota = policy.device_fit() ? nullptr : quota_;
   Decision decision;
+  // Its namespace has no room for the pod whole: no node can take it. Only
+  // the full report (each node's reason) has to look.
+  if (quota && detail != Detail::Full && !quota->admits(least_quota_use(cluster, pod))) return decision;
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
   DeviceFit* device_fit = policy.device_fit();
   size_t share_index = 0;
@@ -265,7 +293,9 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   const bool skip_repeats = !full && (policy.score_reads_only_node_state() || policy.keys_node_state()) &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty() &&
                             !(policy.ties_by_name() && among);
-  const bool cache_scores = !full && policy.score_changes_only_with_node() &&
+  // The quota's headroom is the namespace's, not the node's: scores kept
+  // per node between placements would not see it move.
+  const bool cache_scores = !full && !quota && policy.score_changes_only_with_node() &&
                             pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty() &&
                             !policy.ties_by_name();
   clear_seen_states(cluster);
@@ -309,6 +339,15 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
 
   // Fit and score one node; for a share the policy's best card. False when
   // the pod does not fit (then `refusal` says why, in the full report).
+  // A share's cards over the quota are not candidates (a share is the pod's
+  // only device container, on one card: its grant is its quota total).
+  auto drop_cards_over_quota = [&](const NodeView& view) {
+    if (!quota) return;
+    std::erase_if(cards_, [&](int card) {
+      const DeviceGrant g = share_grant(view, *share, card);
+      return !quota->admits(QuotaUse{g.memory_mib, g.cores});
+    });
+  };
   auto evaluate = [&](const NodeView& view, NodeScore& score, PodAllocation* allocation, Refusal* refusal) {
     if (share && !refusal && !gpu.mutex) {
       // A share fits a node exactly when the host has room and some card
@@ -317,6 +356,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       // full fit). Without a report to write, skip ordering the cards.
       if (host_shortfall(view, pod).any()) return false;
       fitting_cards(view, view.usage, pod, *share, cards_);
+      drop_cards_over_quota(view);
       if (cards_.empty()) return false;
       candidate_.init_count = pod.init_containers.size();
       candidate_.containers.resize(pod.container_count());
@@ -329,7 +369,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
         score = policy.score(view, pod, no_grants_);
         return true;
       }
-      FitResult fit = device_fit ? device_fit->fit(view, pod) : fit_pod(view, pod, gpu, scratch_);
+      FitResult fit = device_fit ? device_fit->fit(view, pod) : fit_pod(view, pod, gpu, scratch_, quota);
       if (!fit.fits) {
         if (refusal) *refusal = fit.refusal;
         return false;
@@ -341,6 +381,7 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
       }
       candidate_ = std::move(fit.allocation);
       fitting_cards(view, view.usage, pod, *share, cards_);
+      drop_cards_over_quota(view);
     }
     // The node scores as its best card would; the chooser breaks ties
     // between cards (the first card wins among equals).
@@ -392,7 +433,9 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
     // fitting every node. Whether a node may fit a request shape changes
     // only with the node: kept per shape and updated from the change log.
     ShapeScores* cache = nullptr;
-    if (pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
+    // Nodes dropped from the kept list stay out until they change: a
+    // refusal by quota is the namespace's, so it keeps no list.
+    if (!quota && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
       cache = &shape_scores(cluster, policy, shapes_.id(pod));
       auto& c = *cache;
       if (c.member_at.size() != cluster.size()) {
@@ -524,6 +567,13 @@ std::span<const uint32_t> Scheduler::name_ranks(const Cluster& cluster) {
     name_epoch_ = cluster.epoch();
   }
   return name_rank_;
+}
+
+void Scheduler::commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy,
+                       QuotaBook* quotas) {
+  if (!decision.placed()) return;
+  if (quotas) quotas->charge(pod.ns, quota_use(decision.allocation));
+  commit(cluster, pod, decision, policy);
 }
 
 void Scheduler::commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy) {

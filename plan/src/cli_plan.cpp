@@ -14,7 +14,7 @@ namespace gpuslice::plan {
 
 namespace {
 struct PlanArgs {
-  std::string scenario, policy, gpu_policy, queue, search = "bisect", out;
+  std::string scenario, policy, gpu_policy, queue, search = "bisect", out, quotas;
   std::vector<std::string> add;
   sim::SnapshotFlags snapshot;
   std::vector<std::string> targets, vary, sets, prices;
@@ -34,6 +34,10 @@ void register_cli(CLI::App& app) {
   sim::add_snapshot_flags(*cmd, a->snapshot,
                           "start from a cluster (kubectl get nodes,pods -A -o yaml|json): how many --add "
                           "nodes until the targets hold");
+  cmd->add_option(
+      "--quotas", a->quotas,
+      "ResourceQuota objects (HAMi v2.10's limits.nvidia.com/gpumem and gpucores per namespace); a "
+      "snapshot's own are read too");
   cmd->add_option("--add", a->add,
                   "with --snapshot: NODE.yaml, the node whose count is searched (repeatable: a mix)");
   cmd->add_option("--target", a->targets,
@@ -64,6 +68,7 @@ void register_cli(CLI::App& app) {
   cmd->callback([a, cmd] {
     PlanRequest req;
     req.run.scenario.path = a->scenario;
+    req.run.scenario.quotas_path = a->quotas;
     if (!a->snapshot.snapshot.empty()) {
       sim::SnapshotRunSpec snap = sim::snapshot_spec_of(a->snapshot);
       for (const auto& path : a->add) snap.add_nodes.push_back(path + ":0");

@@ -14,6 +14,7 @@
 
 #include "cheapest.hpp"
 #include "fleet_trials.hpp"
+#include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -140,7 +141,22 @@ std::string apply_overrides(const std::string& yaml_text, const json& overrides,
   return text + out.c_str() + "\n";
 }
 
+namespace {
+sim::Scenario load_source(const RunSpec& spec);
+}  // namespace
+
 sim::Scenario load(const RunSpec& spec) {
+  sim::Scenario scenario = load_source(spec);
+  if (!spec.scenario.quotas_path.empty()) {
+    std::vector<std::string> warnings;
+    for (auto& q : core::codec::read_resource_quota_file(spec.scenario.quotas_path, &warnings))
+      scenario.quotas.push_back(std::move(q));
+  }
+  return scenario;
+}
+
+namespace {
+sim::Scenario load_source(const RunSpec& spec) {
   const ScenarioSource& s = spec.scenario;
   if (s.snapshot) {
     if (is_openb(s) || s.text || (!s.overrides.is_null() && !s.overrides.empty()))
@@ -181,6 +197,7 @@ sim::Scenario load(const RunSpec& spec) {
   }
   return sim::parse_scenario(apply_overrides(t.text, overrides, t.source), t.source, t.base_dir);
 }
+}  // namespace
 
 sim::RunOptions options_for(const sim::Scenario& scenario, const RunSpec& spec) {
   sim::RunOptions options;

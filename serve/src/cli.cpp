@@ -17,7 +17,7 @@ namespace gpuslice::serve {
 namespace {
 
 struct ServeFlags {
-  std::string snapshot, kubeconfig;
+  std::string snapshot, kubeconfig, quotas;
   bool in_cluster = false;
   std::string scheduler_name = "hami-scheduler";
   std::string listen = "0.0.0.0:8888";
@@ -62,7 +62,7 @@ void run(const ServeFlags& f) {
   std::string source;
   size_t nodes = 0, pods = 0;
   if (!f.snapshot.empty()) {
-    auto snapshot = std::make_unique<SnapshotFeed>(f.snapshot);
+    auto snapshot = std::make_unique<SnapshotFeed>(f.snapshot, f.quotas);
     nodes = snapshot->node_count();
     pods = snapshot->pod_count();
     feed = std::move(snapshot);
@@ -72,7 +72,9 @@ void run(const ServeFlags& f) {
   } else {
     const KubeConnection connection =
         f.in_cluster ? connection_in_cluster() : connection_from_kubeconfig(f.kubeconfig);
-    feed = make_kube_feed(connection);
+    KubeFeedOptions feed_options;
+    feed_options.quotas = true;  // HAMi v2.10 checks namespace ResourceQuotas in its fit
+    feed = make_kube_feed(connection, feed_options);
     writer = make_kube_writer(connection);
     so.release_lock_after_bind = false;  // HAMi's device plugin releases it after allocating
     source = connection.server;
@@ -107,6 +109,11 @@ void register_cli(CLI::App& app) {
   auto* in_cluster =
       cmd->add_flag("--in-cluster", flags->in_cluster, "reach the API server with the pod's service account");
   snapshot->excludes(kubeconfig)->excludes(in_cluster);
+  cmd->add_option(
+         "--quotas", flags->quotas,
+         "with --snapshot: ResourceQuota objects (HAMi v2.10's limits.nvidia.com/gpumem and gpucores); "
+         "the snapshot's own are read too")
+      ->needs(snapshot);
   kubeconfig->excludes(in_cluster);
   cmd->add_option("--scheduler-name", flags->scheduler_name,
                   "schedulerName the /webhook gives pods that ask for HAMi resources")

@@ -104,6 +104,8 @@ DecisionState::DecisionState(StateOptions options, ClusterWriter& writer)
       throw core::InputError("command line", 0, "--policy", problem);
     policy_ = core::make_policy(options_.policy);
   }
+  // HAMi's quota check is its own fit's; another scheduler's knows none.
+  if (policy_->dialect() == core::Dialect::Hami && !policy_->device_fit()) scheduler_.set_quotas(&quotas_);
 }
 
 DecisionState::~DecisionState() = default;
@@ -119,11 +121,13 @@ std::string DecisionState::key_of(const std::string& uid, const std::string& ns,
 
 void DecisionState::charge(Held& held) {
   cluster_.charge(held.holding.node, held.holding.allocation, held.holding.host);
+  quotas_.charge(held.request.ns, core::quota_use(held.holding.allocation));
   core::reserved(*policy_, cluster_.view(held.holding.node), held.request, held.holding.allocation);
 }
 
 void DecisionState::release(Held& held) {
   cluster_.release(held.holding.node, held.holding.allocation, held.holding.host);
+  quotas_.release(held.request.ns, core::quota_use(held.holding.allocation));
   core::unreserved(*policy_, cluster_.view(held.holding.node), held.request, held.holding.allocation);
 }
 
@@ -221,6 +225,7 @@ void DecisionState::rebuild() {
   for (auto& [key, h] : held_)
     if (h.kind != Kind::Observed) ours.emplace(key, std::move(h));
   held_.clear();
+  quotas_.clear_usage();  // every held pod is charged again below
   // Stateful policies learn the new cluster from scratch, as it is charged.
   policy_ =
       options_.policy == "hami" ? std::make_unique<core::HamiPolicy>() : core::make_policy(options_.policy);
@@ -482,7 +487,9 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
     // A pod of a shape refused before, on the same names: the kept answer
     // while every named node changed since refuses it alike.
     const RefusalMemo::Answer* kept = nullptr;
-    if (options_.reuse_refusals) {
+    // A kept refusal holds while the nodes do; a quota moves without them.
+    const bool quota_limited = quota_may_refuse(pod);
+    if (options_.reuse_refusals && !quota_limited) {
       auto refit = [&](size_t id) -> std::optional<core::Refusal> {
         const core::Decision one =
             scheduler_.place_among(cluster_, std::vector<size_t>{id}, 1, pod, *policy_, core::Detail::Full);
@@ -551,7 +558,7 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
         }
         result.failed.add(cluster_.node(id).name, previous_reason);
       }
-      if (options_.reuse_refusals)
+      if (options_.reuse_refusals && !quota_limited)
         refusals_->keep(cluster_, names_generation_, pod, decision, {result.failed, decision.events});
     }
   }
@@ -709,6 +716,61 @@ size_t DecisionState::reservation_count() {
 uint64_t DecisionState::expired_count() const {
   std::lock_guard lock(mutex_);
   return expired_;
+}
+
+bool DecisionState::quota_may_refuse(const core::PodRequest& pod) {
+  if (!scheduler_.quotas()) return false;
+  const auto headroom = quotas_.headroom(pod.ns);
+  if (!headroom) return false;
+  if (largest_card_epoch_ != cluster_.epoch()) {
+    largest_card_mib_ = core::largest_card_mib(cluster_);
+    largest_card_epoch_ = cluster_.epoch();
+  }
+  return !headroom->admits(core::most_quota_use(pod, largest_card_mib_));
+}
+
+std::vector<core::QuotaBook::Entry> DecisionState::quota_entries() {
+  std::lock_guard lock(mutex_);
+  expire();
+  return quotas_.entries();
+}
+
+core::QuotaUse DecisionState::quota_used(const std::string& ns) {
+  std::lock_guard lock(mutex_);
+  expire();
+  return quotas_.used(ns);
+}
+
+void DecisionState::quotas_replaced(std::vector<core::NamespaceQuota> quotas) {
+  std::lock_guard lock(mutex_);
+  // A fresh book: the listed limits, then every held pod's usage again.
+  quotas_ = core::QuotaBook{};
+  quota_objects_.clear();
+  for (auto& q : quotas) {
+    quotas_.add(q);
+    const std::string key = q.ns + "/" + q.name;
+    quota_objects_.insert_or_assign(key, std::move(q));
+  }
+  for (const auto& [key, h] : held_) quotas_.charge(h.request.ns, core::quota_use(h.holding.allocation));
+}
+
+void DecisionState::quota_changed(WatchKind kind, core::NamespaceQuota quota) {
+  std::lock_guard lock(mutex_);
+  const std::string key = quota.ns + "/" + quota.name;
+  auto it = quota_objects_.find(key);
+  if (kind == WatchKind::Deleted) {
+    // HAMi's DelQuota: the keys the object set are unlimited again.
+    quotas_.remove_quota(quota.ns, it != quota_objects_.end() ? it->second.limits : quota.limits);
+    if (it != quota_objects_.end()) quota_objects_.erase(it);
+    return;
+  }
+  if (it != quota_objects_.end()) {
+    quotas_.update_quota(quota.ns, it->second.limits, quota.limits);  // UpdateQuota
+    it->second = std::move(quota);
+  } else {
+    quotas_.add(quota);
+    quota_objects_.emplace(key, std::move(quota));
+  }
 }
 
 uint64_t DecisionState::refusals_reused_count() const {

@@ -14,6 +14,7 @@
 
 #include "api_objects.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
+#include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/cluster_io.hpp"
 #include "kube_http.hpp"
@@ -35,14 +36,33 @@ std::string url_encode(const std::string& s) {
   return out;
 }
 
-enum class Resource { Nodes, Pods };
-const char* path_of(Resource r) { return r == Resource::Nodes ? "/api/v1/nodes" : "/api/v1/pods"; }
-const char* kind_of(Resource r) { return r == Resource::Nodes ? "Node" : "Pod"; }
+enum class Resource { Nodes, Pods, Quotas };
+const char* path_of(Resource r) {
+  return r == Resource::Nodes  ? "/api/v1/nodes"
+         : r == Resource::Pods ? "/api/v1/pods"
+                               : "/api/v1/resourcequotas";
+}
+const char* kind_of(Resource r) {
+  return r == Resource::Nodes ? "Node" : r == Resource::Pods ? "Pod" : "ResourceQuota";
+}
+
+// A ResourceQuota as HAMi reads it; nothing (said on stderr) when a managed
+// key holds what no quota may: one bad object must not stop the feed.
+std::optional<core::NamespaceQuota> quota_of(const core::codec::ResourceQuotaObject& q,
+                                             const std::string& source) {
+  try {
+    return core::codec::namespace_quota(q, source);
+  } catch (const core::InputError& e) {
+    fmt::print(stderr, "gpuslice serve: ResourceQuota not counted: {}\n", e.what());
+    return std::nullopt;
+  }
+}
 
 struct Listed {
   std::vector<nlohmann::json> items;           // for a JSON sink
   std::vector<core::codec::NodeObject> nodes;  // for a decoded one
   std::vector<core::codec::PodObject> pods;
+  std::vector<core::NamespaceQuota> quotas;
   std::string resource_version;
 };
 
@@ -57,8 +77,9 @@ class KubeFeed final : public ClusterFeed {
   void start(ClusterSink& sink) override {
     sink_ = &sink;
     relist_now();  // throws: the caller decides whether to serve without a cluster
-    for (Resource r : {Resource::Nodes, Resource::Pods}) {
+    for (Resource r : {Resource::Nodes, Resource::Pods, Resource::Quotas}) {
       if (r == Resource::Nodes && !options_.nodes) continue;
+      if (r == Resource::Quotas && !quotas_listed_) continue;
       ++running_;  // before the thread exists, so stop() never misses it
       threads_.emplace_back([this, r] { watch_loop(r); });
     }
@@ -134,6 +155,9 @@ class KubeFeed final : public ClusterFeed {
                 out.nodes.push_back(std::move(*n));
               else if (auto* p = std::get_if<core::codec::PodObject>(&object))
                 out.pods.push_back(std::move(*p));
+              else if (auto* q = std::get_if<core::codec::ResourceQuotaObject>(&object)) {
+                if (auto quota = quota_of(*q, path_of(r))) out.quotas.push_back(std::move(*quota));
+              }
             },
             read);
       } catch (const core::InputError& e) {
@@ -176,7 +200,25 @@ class KubeFeed final : public ClusterFeed {
     DecodedSink* decoded = sink_->decoded();
     Listed nodes = options_.nodes ? list(Resource::Nodes, decoded != nullptr) : Listed{};
     Listed pods = list(Resource::Pods, decoded != nullptr);
+    Listed quotas;
+    if (options_.quotas && decoded && !quotas_refused_) {
+      try {
+        quotas = list(Resource::Quotas, true);
+        quotas_listed_ = true;
+      } catch (const ApiError& e) {
+        if (e.status() != 403 && e.status() != 404) throw;
+        // The role may not list them (deploy/rbac.yaml grants it): serve without.
+        fmt::print(stderr,
+                   "gpuslice serve: ResourceQuotas not followed ({}); no namespace quota is checked\n",
+                   e.what());
+        quotas_refused_ = true;
+      }
+    }
     std::lock_guard<std::mutex> lock(state_mutex_);
+    if (decoded && quotas_listed_) {
+      decoded->quotas_replaced(std::move(quotas.quotas));
+      rv_quotas_ = quotas.resource_version;
+    }
     if (decoded)
       decoded->replace_all(std::move(nodes.nodes), std::move(pods.pods));
     else
@@ -235,7 +277,7 @@ class KubeFeed final : public ClusterFeed {
     {
       std::lock_guard<std::mutex> lock(state_mutex_);
       generation = generation_;
-      rv = r == Resource::Nodes ? rv_nodes_ : rv_pods_;
+      rv = version_of(r);
     }
     auto cli = http_.client(std::chrono::seconds(options_.watch_timeout_seconds + 30));
     InFlight guard(*this, cli.get());
@@ -311,11 +353,16 @@ class KubeFeed final : public ClusterFeed {
         DecodedSink* decoded = sink_->decoded();
         auto* node = std::get_if<core::codec::NodeObject>(&*ev.object);
         auto* pod = std::get_if<core::codec::PodObject>(&*ev.object);
-        if ((r == Resource::Nodes && !node) || (r == Resource::Pods && !pod)) {
+        auto* quota = std::get_if<core::codec::ResourceQuotaObject>(&*ev.object);
+        if ((r == Resource::Nodes && !node) || (r == Resource::Pods && !pod) ||
+            (r == Resource::Quotas && !quota)) {
           end = WatchEnd::Failed;
           return false;
         }
-        if (decoded && node)
+        if (quota) {
+          if (auto q = quota_of(*quota, path_of(r)); q && decoded)
+            decoded->quota_changed(kind, std::move(*q));
+        } else if (decoded && node)
           decoded->node_changed(kind, std::move(*node));
         else if (decoded)
           decoded->pod_changed(kind, std::move(*pod));
@@ -324,7 +371,7 @@ class KubeFeed final : public ClusterFeed {
         else
           sink_->pod_changed(kind, nlohmann::json::parse(ev.raw_object));
       }
-      (r == Resource::Nodes ? rv_nodes_ : rv_pods_) = ev.resource_version;
+      version_of(r) = ev.resource_version;
       return true;
     };
     auto res = cli->Get(
@@ -384,7 +431,12 @@ class KubeFeed final : public ClusterFeed {
 
   std::mutex relist_mutex_;
   std::mutex state_mutex_;  // the versions, the generation, and every call into the sink
-  std::string rv_nodes_, rv_pods_;
+  std::string rv_nodes_, rv_pods_, rv_quotas_;
+  std::string& version_of(Resource r) {
+    return r == Resource::Nodes ? rv_nodes_ : r == Resource::Pods ? rv_pods_ : rv_quotas_;
+  }
+  // Quotas: listed (then watched), or refused by the API (then left alone).
+  bool quotas_listed_ = false, quotas_refused_ = false;
   uint64_t generation_ = 0;
 
   std::mutex clients_mutex_;

@@ -4,6 +4,7 @@
 
 #include "api_objects.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
+#include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::serve {
@@ -14,12 +15,13 @@ std::string key(const std::string& ns, const std::string& name) { return ns + "/
 
 void read_api_objects(const core::codec::KubeText& text, std::vector<nlohmann::json>& nodes,
                       std::vector<nlohmann::json>& pods) {
-  core::codec::read_kube_objects(text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
-                                   if (std::holds_alternative<core::codec::NodeObject>(object))
-                                     nodes.push_back(api_json(object, context));
-                                   else if (std::holds_alternative<core::codec::PodObject>(object))
-                                     pods.push_back(api_json(object, context));
-                                 });
+  core::codec::read_kube_objects(
+      text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+        if (std::holds_alternative<core::codec::NodeObject>(object))
+          nodes.push_back(api_json(object, context));
+        else if (std::holds_alternative<core::codec::PodObject>(object))
+          pods.push_back(api_json(object, context));
+      });
 }
 
 }  // namespace
@@ -29,21 +31,27 @@ void read_cluster_objects(const std::string& text, const std::string& source,
   read_api_objects(core::codec::KubeText::from_string(text, source), nodes, pods);
 }
 
-SnapshotFeed::SnapshotFeed(const std::string& path) : path_(path) {
-  core::codec::read_kube_objects(core::codec::KubeText::from_file(path),
-                                 [&](core::codec::KubeObject&& object, const core::codec::ReadContext&) {
-                                   if (auto* n = std::get_if<core::codec::NodeObject>(&object))
-                                     nodes_.push_back(std::move(*n));
-                                   else if (auto* p = std::get_if<core::codec::PodObject>(&object))
-                                     pods_.push_back(std::move(*p));
-                                 });
+SnapshotFeed::SnapshotFeed(const std::string& path, const std::string& quotas_path) : path_(path) {
+  core::codec::read_kube_objects(
+      core::codec::KubeText::from_file(path),
+      [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
+        if (auto* n = std::get_if<core::codec::NodeObject>(&object))
+          nodes_.push_back(std::move(*n));
+        else if (auto* p = std::get_if<core::codec::PodObject>(&object))
+          pods_.push_back(std::move(*p));
+        else if (auto* q = std::get_if<core::codec::ResourceQuotaObject>(&object))
+          quotas_.push_back(core::codec::namespace_quota(*q, context));
+      });
   if (nodes_.empty()) throw core::InputError(path, 0, "kind", "no Node objects found");
+  if (!quotas_path.empty())
+    for (auto& q : core::codec::read_resource_quota_file(quotas_path)) quotas_.push_back(std::move(q));
   node_count_ = nodes_.size();
   pod_count_ = pods_.size();
 }
 
 void SnapshotFeed::start(ClusterSink& sink) {
   if (DecodedSink* decoded = sink.decoded()) {
+    decoded->quotas_replaced(std::move(quotas_));
     decoded->replace_all(std::move(nodes_), std::move(pods_));
   } else {
     // Whole objects: read the file again, keeping each as the API's JSON.

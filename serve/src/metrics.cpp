@@ -99,6 +99,24 @@ std::string Metrics::render(DecisionState& state) const {
   per_card(
       {"hami_gpu_shared_count", "Number of containers sharing this GPU"},
       [](const CardUse& c) { return c.slots_used; }, false);
+
+  // HAMi v2.10's quota gauges (cmd/scheduler/metrics.go collectQuotaMetrics):
+  // used for every namespace and resource HAMi has an entry for, its limit
+  // as a label ("0" when none is set); the limit only where one is set.
+  const auto quotas = state.quota_entries();
+  out +=
+      "# HELP hami_resource_quota_used resourcequota usage for a certain device\n"
+      "# TYPE hami_resource_quota_used gauge\n";
+  for (const auto& q : quotas)
+    out += fmt::format("hami_resource_quota_used{{limit=\"{}\",namespace=\"{}\",quota_name=\"{}\"}} {}\n",
+                       q.limit, prometheus_label_value(q.ns), q.resource, q.used);
+  out +=
+      "# HELP hami_resource_quota_limit resourcequota limit for a certain device\n"
+      "# TYPE hami_resource_quota_limit gauge\n";
+  for (const auto& q : quotas)
+    if (q.limit_set)
+      out += fmt::format("hami_resource_quota_limit{{namespace=\"{}\",quota_name=\"{}\"}} {}\n",
+                         prometheus_label_value(q.ns), q.resource, q.limit);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/cli.hpp"
@@ -21,7 +22,7 @@ namespace gpuslice::sim {
 
 namespace {
 struct SimulateArgs {
-  std::string scenario, out, policy, openb_nodes, openb_pods, queue, pods;
+  std::string scenario, out, policy, openb_nodes, openb_pods, queue, pods, quotas;
   std::string preemption = "hami-aware";
   std::vector<std::string> add_nodes;
   SnapshotFlags snapshot;
@@ -143,6 +144,9 @@ void register_cli(CLI::App& app) {
                   "openb_pods)");
   cmd->add_option("--add-nodes", a->add_nodes,
                   "with --snapshot: NODE.yaml:COUNT copies of a Node (repeatable)");
+  cmd->add_option("--quotas", a->quotas,
+                  "ResourceQuota objects (HAMi v2.10 enforces limits.nvidia.com/gpumem and gpucores per "
+                  "namespace); a snapshot's own are read too");
   cmd->add_flag("--no-card-use", a->no_card_use,
                 "do not keep the per-card use log (card_use.csv); saves memory on huge runs");
   cmd->callback([a, cmd] {
@@ -180,6 +184,12 @@ void register_cli(CLI::App& app) {
       o.seed = a->seed_given ? a->seed : 42;
       scenario = openb_scenario(a->openb_nodes, a->openb_pods, o);
       scenario.policy = "hami-binpack";
+    }
+    if (!a->quotas.empty()) {
+      std::vector<std::string> warnings;
+      for (auto& q : core::codec::read_resource_quota_file(a->quotas, &warnings))
+        scenario.quotas.push_back(q);
+      for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
     }
     RunOptions options;
     const std::vector<std::string> policies = policy_list(a->policy.empty() ? scenario.policy : a->policy);

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -193,16 +194,56 @@ PriorityClasses read_priority_classes(const Reader& r, const YAML::Node& root) {
   return classes;
 }
 
+// `quotas:` namespace -> {gpumem, gpucores}: the limits a ResourceQuota's
+// limits.nvidia.com/gpumem and limits.nvidia.com/gpucores would set.
+std::vector<core::NamespaceQuota> read_quotas(const Reader& r, const YAML::Node& q) {
+  if (!q.IsMap()) r.fail(q, "quotas", "must map namespaces to {gpumem, gpucores}");
+  std::vector<core::NamespaceQuota> out;
+  for (auto it = q.begin(); it != q.end(); ++it) {
+    const std::string ns = r.key_text(it->first, "quotas");
+    const std::string field = "quotas." + ns;
+    if (!it->second.IsMap()) r.fail(it->second, field, "must be a mapping of gpumem and gpucores");
+    r.only_keys(it->second, {"gpumem", "gpucores"}, field);
+    core::NamespaceQuota nq;
+    nq.ns = ns;
+    nq.name = "scenario";
+    nq.line = r.line(it->second);
+    auto limit = [&](const char* key) -> std::optional<int64_t> {
+      YAML::Node v = r.get(it->second, key);
+      if (!v) return std::nullopt;
+      const std::string f = field + "." + key;
+      if (!v.IsScalar()) r.fail(v, f, "must be a number or quantity");
+      int64_t n = 0;
+      try {
+        n = core::codec::parse_quantity_integer(v.Scalar());
+      } catch (const std::exception& e) {
+        r.fail(v, f, e.what());
+      }
+      if (n < 0) r.fail(v, f, fmt::format("'{}' is negative", v.Scalar()));
+      return n;
+    };
+    nq.limits.memory_mib = limit("gpumem");
+    nq.limits.cores = limit("gpucores");
+    if (nq.limits.empty()) r.fail(it->second, field, "sets neither gpumem nor gpucores");
+    out.push_back(std::move(nq));
+  }
+  return out;
+}
+
 PodTemplate read_template(const Reader& r, const std::string& name, const YAML::Node& n,
                           const std::string& field, const PriorityClasses& classes) {
-  r.only_keys(
-      n,
-      {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "resources", "labels",
-       "annotations", "weight", "template", "priority", "priority_class", "preemption_policy", "controller"},
-      field);
+  r.only_keys(n,
+              {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "resources", "labels",
+               "annotations", "weight", "template", "namespace", "priority", "priority_class",
+               "preemption_policy", "controller"},
+              field);
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << "Pod" << YAML::Key << "metadata"
       << YAML::Value << YAML::BeginMap << YAML::Key << "name" << YAML::Value << name;
+  if (YAML::Node ns = r.get(n, "namespace")) {
+    if (!ns.IsScalar()) r.fail(ns, field + ".namespace", "must be a namespace name");
+    out << YAML::Key << "namespace" << YAML::Value << ns.Scalar();
+  }
   if (YAML::Node a = r.get(n, "annotations")) out << YAML::Key << "annotations" << YAML::Value << a;
   if (YAML::Node l = r.get(n, "labels")) out << YAML::Key << "labels" << YAML::Value << l;
   out << YAML::EndMap << YAML::Key << "spec" << YAML::Value << YAML::BeginMap << YAML::Key << "containers"
@@ -325,7 +366,7 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   if (!root.IsMap()) throw InputError(source, 1, "", "a scenario must be a mapping");
   r.only_keys(root,
               {"name", "policy", "gpu_policy", "seed", "queue", "fleet", "templates", "pods", "generator",
-               "openb_pods", "priority_classes"},
+               "openb_pods", "priority_classes", "quotas"},
               "");
   Scenario s;
   if (text.rfind("#", 0) == 0) s.description = text.substr(1, text.find('\n') - 1);
@@ -441,6 +482,7 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
       s.openb.other = read_priority(r, YAML::Node(YAML::NodeType::Map), "openb_pods", s.priority_classes);
     }
   }
+  if (YAML::Node q = r.get(root, "quotas")) s.quotas = read_quotas(r, q);
   if (sources > 1 || (sources == 0 && !fleet_given))
     r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
   if (!fleet_given && s.fleet.size() == 0) r.fail(root, "fleet", "the fleet has no nodes");

@@ -78,6 +78,17 @@ class Run {
     args.typical_pods = typical_pods_;
     args.fragmentation = fragmentation_;
     policy_ = core::make_policy(o.policy, args);
+    // HAMi's quota is HAMi's fit's (its policies and the study's, which fit as HAMi does).
+    if (policy_->dialect() == core::Dialect::Hami && !policy_->device_fit()) {
+      for (const auto& q : o.quotas) {
+        quotas_.add(q);
+        quota_limits_.add(q);
+      }
+      if (quotas_.has_limits()) {
+        quota_ = &quotas_;
+        scheduler_.set_quotas(quota_);
+      }
+    }
     observers_.push_back(&metrics_);
     if (o.card_use) {
       card_use_log_ = std::make_unique<CardUseLog>(result_.card_use);
@@ -143,7 +154,7 @@ class Run {
       records_[id].status = "pending";
       if (records_[id].reason.empty()) records_[id].reason = "WaitingInQueue";
       if (options_.records && !workload_[id].origin.empty() && !policy_->device_fit())
-        records_[id].shortfall = core::shortfall(cluster_, workload_[id].request);
+        records_[id].shortfall = shortfall(workload_[id].request);
       if (!result_.interrupted) waited(id, engine_.now() - queued_at_[id]);
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -171,7 +182,7 @@ class Run {
     core::Decision d;
     d.node = p.running_on->node;
     d.allocation = p.running_on->allocation;
-    core::Scheduler::commit(cluster_, p.request, d, *policy_);
+    core::Scheduler::commit(cluster_, p.request, d, *policy_, quota_);
     moved(&RunObserver::placed, id, *d.node, d.allocation);
     auto& r = records_[id];
     r.starting = true;
@@ -196,18 +207,20 @@ class Run {
     if (!d.placed()) {
       // A snapshot run's pods say in numbers how close the best card came.
       if (options_.records && !p.origin.empty() && records_[id].shortfall.empty() && !policy_->device_fit())
-        records_[id].shortfall = core::shortfall(cluster_, p.request);
+        records_[id].shortfall = shortfall(p.request);
       if (!options_.records || !records_[id].reason.empty() || explained_ >= options_.explain_limit)
         return false;
       if (detail == core::Detail::Full)
         explain(id, d);
-      else if (full_events_)
+      else if (full_events_ || scheduler_.quota_armed())
+        // The kept per-node reasons know no quota: a pod its namespace's
+        // quota may refuse is explained by HAMi's full report.
         explain(id, scheduler_.place(cluster_, p.request, *policy_, core::Detail::Full));
       else
         explain_by_counts(id);
       return false;
     }
-    core::Scheduler::commit(cluster_, p.request, d, *policy_);
+    core::Scheduler::commit(cluster_, p.request, d, *policy_, quota_);
     moved(&RunObserver::placed, id, *d.node, d.allocation);
     auto& r = records_[id];
     if (options_.records) {
@@ -254,6 +267,10 @@ class Run {
     if (options_.preemption == Preemption::Off || cluster_.size() == 0) return false;
     const PodSpec& pod = workload_[id];
     if (pod.priority.preempt_never || !lower_priority_running(pod.priority.value)) return false;
+    // kube-scheduler's preemption knows no HAMi quota: evicting pods frees
+    // cards, not the namespace's quota, so a pod its quota refuses does not
+    // preempt (it would evict and still be refused).
+    if (over_quota_now(pod.request)) return false;
     if (!selector_) {
       rule_ = options_.preemption == Preemption::Kube ? core::FitRule::SlotCount : core::FitRule::Devices;
       selector_ = std::make_unique<core::VictimSelector>(cluster_, *policy_, rule_);
@@ -344,6 +361,7 @@ class Run {
     auto it = running_.find(victim);
     const PodSpec& v = workload_[victim];
     cluster_.release(node, it->second.allocation, v.request.host);
+    if (quota_) quotas_.release(v.request.ns, core::quota_use(it->second.allocation));
     core::unreserved(*policy_, cluster_.view(node), v.request, it->second.allocation);
     moved(&RunObserver::departed, victim, node, it->second.allocation);
     forget_running(victim, node);
@@ -413,6 +431,29 @@ class Run {
     auto at = std::find_if(pending_.begin(), pending_.end(),
                            [&](uint32_t other) { return workload_[other].priority.value < p; });
     pending_.insert(at, id);
+  }
+
+  // How close the pod came, in numbers: its namespace's quota first when that binds.
+  std::string shortfall(const core::PodRequest& pod) const {
+    std::string text = core::shortfall(cluster_, pod);
+    if (!quota_) return text;
+    const std::string over = core::quota_shortfall(cluster_, quotas_, pod);
+    return over.empty() ? text : text.empty() ? over : over + "; " + text;
+  }
+
+  // A pod its namespace's quota refuses at today's usage, wherever it goes.
+  bool over_quota_now(const core::PodRequest& pod) const {
+    if (!quota_) return false;
+    const auto room = quotas_.headroom(pod.ns);
+    return room && !room->admits(core::least_quota_use(cluster_, pod));
+  }
+
+  // A pod its namespace's limits refuse even with nothing of it running.
+  bool over_quota_limit(uint32_t id) const {
+    if (!quota_) return false;
+    const auto& pod = workload_[id].request;
+    const auto limit = quota_limits_.headroom(pod.ns);
+    return limit && !limit->admits(core::least_quota_use(cluster_, pod));
   }
 
   // Why a pod does not fit: the reason most nodes give, as HAMi's events say it.
@@ -514,6 +555,15 @@ class Run {
     if (waits_behind || !(try_place(id, true) || preempt(id))) {
       if (!departures_) {
         refuse(id);  // nothing ever leaves (the study's model): the pod is refused
+      } else if (over_quota_limit(id)) {
+        // Its namespace's limits are below the pod itself: no departure
+        // makes room, so it would block a FIFO queue forever.
+        if (must_queue) try_place(id, true);
+        const std::string why = core::quota_shortfall(cluster_, quota_limits_, workload_[id].request);
+        event(id, {"Warning", "NeverFits", why});
+        if (records_[id].reason.empty()) records_[id].reason = "ResourceQuotaNotFit";
+        if (options_.records && !workload_[id].origin.empty()) records_[id].shortfall = why;
+        refuse(id);
       } else if (never_fits(id)) {
         // It fits no node even with the fleet empty: queueing it would block
         // a FIFO queue forever. Refused, with HAMi's reason for it.
@@ -578,6 +628,7 @@ class Run {
     auto it = running_.find(id);
     const auto& p = workload_[id];
     cluster_.release(it->second.node, it->second.allocation, p.request.host);
+    if (quota_) quotas_.release(p.request.ns, core::quota_use(it->second.allocation));
     core::unreserved(*policy_, cluster_.view(it->second.node), p.request, it->second.allocation);
     moved(&RunObserver::departed, id, it->second.node, it->second.allocation);
     forget_running(id, it->second.node);
@@ -734,6 +785,10 @@ class Run {
   std::vector<RunObserver*> observers_;
   std::unique_ptr<core::Policy> policy_;
   core::Scheduler scheduler_;
+  // The namespaces' quotas with their pods' usage; the limits alone (for
+  // pods no departure could make room for); null quota_: no limits.
+  core::QuotaBook quotas_, quota_limits_;
+  core::QuotaBook* quota_ = nullptr;
   RefusalExplainer explainer_;
   // pod -> request shape (never_fits, the explainer), found when first
   // asked: a run without refusals to explain never hashes a request.
@@ -809,8 +864,16 @@ RunResult simulate(const core::Cluster& fleet, const Workload& workload, const R
   return run.go(scenario_name);
 }
 
-RunResult simulate(const Scenario& scenario, const RunOptions& options) {
-  const Workload w = materialize(scenario, options.seed);
+RunResult simulate(const Scenario& scenario, const RunOptions& given) {
+  const Workload w = materialize(scenario, given.seed);
+  // The snapshot's quotas, then the scenario's, then the caller's (--quotas).
+  RunOptions options = given;
+  if (scenario.snapshot || !scenario.quotas.empty()) {
+    options.quotas.clear();
+    if (scenario.snapshot) options.quotas = scenario.snapshot->quotas;
+    options.quotas.insert(options.quotas.end(), scenario.quotas.begin(), scenario.quotas.end());
+    options.quotas.insert(options.quotas.end(), given.quotas.begin(), given.quotas.end());
+  }
   // The study's replay: its node order too (never with a snapshot, whose
   // placed pods name nodes by position).
   if (scenario.openb_pods_csv && scenario.openb.resample && !scenario.snapshot)

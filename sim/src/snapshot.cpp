@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -185,6 +186,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
           docs.push_back(core::codec::pod_document(*pod, context, defaults));
         else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
           devices.push_back(core::codec::device_document(*device, context));
+        else if (auto* quota = std::get_if<core::codec::ResourceQuotaObject>(&object))
+          snap.quotas.push_back(core::codec::namespace_quota(*quota, context, &snap.warnings));
       });
   core::codec::complete_dialect_nodes(nodes, devices, source, snap.warnings);
   for (core::codec::NodeDocument& nd : nodes) {

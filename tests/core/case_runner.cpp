@@ -7,6 +7,7 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/scheduler.hpp"
 
 namespace gpuslice::testing {
@@ -143,6 +144,21 @@ void run_case(const YAML::Node& c) {
   }
   HamiPolicy policy(cfg);
   Scheduler scheduler;
+  // The namespace's ResourceQuota and what its running pods already count.
+  QuotaBook quotas;
+  if (const YAML::Node q = c["quota"]) {
+    const std::string ns = q["namespace"] ? q["namespace"].as<std::string>() : pod.ns;
+    QuotaLimits limits;
+    if (q["gpumem"]) limits.memory_mib = q["gpumem"].as<int64_t>();
+    if (q["gpucores"]) limits.cores = q["gpucores"].as<int64_t>();
+    quotas.add_quota(ns, limits);
+    if (q["used"]) {
+      const auto u = q["used"].as<std::vector<int64_t>>();
+      REQUIRE(u.size() == 2);
+      quotas.charge(ns, {u[0], u[1]});
+    }
+    scheduler.set_quotas(&quotas);
+  }
   const Decision d = scheduler.place(cluster, pod, policy, Detail::Full);
   const YAML::Node want = c["expect"];
   REQUIRE(want);

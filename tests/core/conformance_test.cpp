@@ -32,6 +32,11 @@ TEST_CASE("Topology-aware choice (calculate_score.go)", "[conformance][topology]
 TEST_CASE("Pod requests and webhook defaults", "[conformance][requests]") { run_file("requests.yaml"); }
 TEST_CASE("Seed labs", "[conformance][seed]") { run_file("seed_labs.yaml"); }
 TEST_CASE("Events a user reads", "[conformance][events]") { run_file("events.yaml"); }
+TEST_CASE(
+    "HAMi namespace ResourceQuota (scheduler_test.go Test_ResourceQuota, quota_test.go, nvidia TestFitQuota)",
+    "[conformance][quota]") {
+  run_file("quota.yaml");
+}
 
 namespace {
 void run_dialect_file(const char* file) {

@@ -82,7 +82,7 @@ uint64_t ApiDouble::bump(json& object, const std::string& resource, const std::s
 void ApiDouble::emit(const std::string& resource, const std::string& type, const json& object, uint64_t rv) {
   json obj = object;
   obj["apiVersion"] = "v1";
-  obj["kind"] = resource == "nodes" ? "Node" : "Pod";
+  obj["kind"] = resource == "nodes" ? "Node" : resource == "pods" ? "Pod" : "ResourceQuota";
   history_.push_back({rv, resource, json{{"type", type}, {"object", obj}}.dump()});
   changed_.notify_all();
 }
@@ -106,6 +106,23 @@ void ApiDouble::delete_pod(const std::string& ns, const std::string& name) {
   json pod = it->second;
   pods_.erase(it);
   bump(pod, "pods", "DELETED");
+}
+
+void ApiDouble::put_quota(json quota) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  serve_quotas_ = true;
+  const std::string key = pod_key(quota);
+  bump(quota, "resourcequotas", quotas_.count(key) ? "MODIFIED" : "ADDED");
+  quotas_[key] = quota;
+}
+
+void ApiDouble::delete_quota(const std::string& ns, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = quotas_.find(pod_key(ns, name));
+  if (it == quotas_.end()) return;
+  json quota = it->second;
+  quotas_.erase(it);
+  bump(quota, "resourcequotas", "DELETED");
 }
 
 void ApiDouble::replay_watch_line(const std::string& resource, const std::string& line) {
@@ -190,6 +207,8 @@ void ApiDouble::list(const std::string& resource, const httplib::Request& req, h
   const std::string on_node = selector.rfind("spec.nodeName=", 0) == 0 ? selector.substr(14) : "";
   if (resource == "nodes")
     for (const auto& [k, v] : nodes_) items.push_back(&v);
+  else if (resource == "resourcequotas")
+    for (const auto& [k, v] : quotas_) items.push_back(&v);
   else
     for (const auto& [k, v] : pods_)
       if (on_node.empty() || v["spec"].value("nodeName", "") == on_node) items.push_back(&v);
@@ -212,7 +231,9 @@ void ApiDouble::list(const std::string& resource, const httplib::Request& req, h
   }
   size_t limit = req.has_param("limit") ? std::stoul(req.get_param_value("limit")) : 0;
   const size_t end = limit == 0 ? items.size() : std::min(items.size(), start + limit);
-  json list = {{"kind", resource == "nodes" ? "NodeList" : "PodList"},
+  json list = {{"kind", resource == "nodes"  ? "NodeList"
+                        : resource == "pods" ? "PodList"
+                                             : "ResourceQuotaList"},
                {"apiVersion", "v1"},
                {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
                {"items", json::array()}};
@@ -288,15 +309,23 @@ void ApiDouble::watch(const std::string& resource, const httplib::Request& req, 
 }
 
 void ApiDouble::routes() {
-  server_.Get(R"(/api/v1/(nodes|pods))", [this](const httplib::Request& req, httplib::Response& res) {
-    if (!authorised(req, res)) return;
-    const std::string resource = req.matches[1];
-    if (req.has_param("watch") &&
-        (req.get_param_value("watch") == "1" || req.get_param_value("watch") == "true"))
-      watch(resource, req, res);
-    else
-      list(resource, req, res);
-  });
+  server_.Get(R"(/api/v1/(nodes|pods|resourcequotas))",
+              [this](const httplib::Request& req, httplib::Response& res) {
+                if (!authorised(req, res)) return;
+                const std::string resource = req.matches[1];
+                if (resource == "resourcequotas") {
+                  std::lock_guard<std::mutex> lock(mutex_);
+                  if (!serve_quotas_) {
+                    status(res, "status_not_found.json", 404, {{"NAME", "resourcequotas"}});
+                    return;
+                  }
+                }
+                if (req.has_param("watch") &&
+                    (req.get_param_value("watch") == "1" || req.get_param_value("watch") == "true"))
+                  watch(resource, req, res);
+                else
+                  list(resource, req, res);
+              });
 
   auto patch = [this](const std::string& resource, const std::string& key, const std::string& name,
                       const httplib::Request& req, httplib::Response& res) {

@@ -36,6 +36,11 @@ class ApiDouble {
   // and is streamed to open watches.
   void add_pod(nlohmann::json pod);
   void delete_pod(const std::string& ns, const std::string& name);
+  // ResourceQuotas (/api/v1/resourcequotas, none at first): added or
+  // modified, deleted. Until one is put, the path answers 404 as a cluster
+  // whose role may not list them would answer 403.
+  void put_quota(nlohmann::json quota);
+  void delete_quota(const std::string& ns, const std::string& name);
   // A recorded watch line ({"type":..., "object":...}) replayed as is.
   void replay_watch_line(const std::string& resource, const std::string& line);
   // A BOOKMARK at the current resourceVersion on every open watch.
@@ -89,8 +94,10 @@ class ApiDouble {
   uint64_t rv_ = 0;
   uint64_t oldest_rv_ = 0;  // a watch from below this is 410 Gone
   uint64_t drop_generation_ = 0;
-  std::map<std::string, nlohmann::json> nodes_;  // by name
-  std::map<std::string, nlohmann::json> pods_;   // by namespace/name
+  std::map<std::string, nlohmann::json> nodes_;   // by name
+  std::map<std::string, nlohmann::json> pods_;    // by namespace/name
+  std::map<std::string, nlohmann::json> quotas_;  // by namespace/name
+  bool serve_quotas_ = false;
   std::vector<Change> history_;
   std::vector<nlohmann::json> events_;
   std::map<std::string, int> list_calls_, watch_calls_;

@@ -157,6 +157,7 @@ TEST_CASE("deploy: the manifests parse and hold what an operator applies", "[ser
   CHECK(verbs(role, "nodes") == std::set<std::string>{"get", "list", "watch", "patch"});
   CHECK(verbs(role, "pods") == std::set<std::string>{"get", "list", "watch", "patch"});
   CHECK(verbs(role, "pods/binding") == std::set<std::string>{"create"});
+  CHECK(verbs(role, "resourcequotas") == std::set<std::string>{"get", "list", "watch"});
   CHECK(verbs(role, "events").count("create") == 1);
   std::set<std::string> bound_roles;
   for (const auto& d : docs) {

@@ -3,6 +3,9 @@
 #include "gpuslice/sim/snapshot.hpp"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/scenario.hpp"
@@ -292,4 +295,74 @@ TEST_CASE("snapshot: a Koordinator cluster replays under HAMi and KAI too", "[si
   // ratio becomes a fraction of 0.5.
   const RunResult kai = run(s, "kai-binpack");
   CHECK(record(kai, "default/q1-seed-example").node == "koord-a");
+}
+
+TEST_CASE("snapshot run: a namespace's ResourceQuota refuses, waits and releases (HAMi v2.10)",
+          "[sim][snapshot][quota]") {
+  // ml holds 4000 of its 6000 MiB (the Succeeded pod holds nothing); the
+  // running pod leaves after 1h.
+  const std::string pods = R"(- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: running
+    namespace: ml
+    annotations:
+      hami.io/vgpu-node: t4
+      hami.io/vgpu-devices-allocated: GPU-a,NVIDIA,4000,0:;
+      gpuslice.io/expected-duration: 1h
+  spec:
+    nodeName: t4
+    containers:
+    - name: main
+      resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 4000}}
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: done
+    namespace: ml
+    annotations:
+      hami.io/vgpu-node: t4
+      hami.io/vgpu-devices-allocated: GPU-a,NVIDIA,4000,0:;
+  spec:
+    nodeName: t4
+    containers:
+    - name: main
+      resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: 4000}}
+  status: {phase: Succeeded}
+- apiVersion: v1
+  kind: ResourceQuota
+  metadata: {name: gpu, namespace: ml}
+  spec: {hard: {limits.nvidia.com/gpumem: "6000", pods: "20", requests.cpu: "4"}}
+)" + pending_pod("ml", "a-3000", "2026-01-01T10:00:00Z", 3000) +
+                           pending_pod("ml", "b-1000", "2026-01-01T10:01:00Z", 1000) +
+                           pending_pod("ml", "c-7000", "2026-01-01T10:02:00Z", 7000) +
+                           pending_pod("free", "d-9000", "2026-01-01T10:03:00Z", 9000);
+  const auto file = std::filesystem::temp_directory_path() / "gpuslice-quota-snapshot.yaml";
+  {
+    std::ofstream out(file);
+    out << cluster(pods);
+  }
+  SnapshotRunSpec spec;
+  spec.snapshot = file.string();
+  const Scenario scenario = snapshot_scenario(spec);
+  REQUIRE(scenario.snapshot->quotas.size() == 1);
+  CHECK(scenario.snapshot->quotas[0].limits == core::QuotaLimits{6000, std::nullopt});
+  const RunResult r = run(scenario);
+  std::filesystem::remove(file);
+  std::map<std::string, const PodRecord*> by_name;
+  for (const auto& p : r.pods)
+    if (!p.starting) by_name[p.name] = &p;
+  // 4000 + 3000 passes 6000: it waits for the running pod to leave...
+  CHECK(by_name.at("ml/a-3000")->start == Approx(3600));
+  // ...while 1000 fits beside it at once (skip-ahead).
+  CHECK(by_name.at("ml/b-1000")->start == Approx(0));
+  // 7000 passes the limit itself: no departure helps, refused.
+  CHECK(by_name.at("ml/c-7000")->status == "refused");
+  CHECK(by_name.at("ml/c-7000")->reason == "ResourceQuotaNotFit");
+  CHECK_THAT(by_name.at("ml/c-7000")->shortfall,
+             Catch::Matchers::Contains("limits.nvidia.com/gpumem: the pod counts at least 7000 MiB"));
+  // Another namespace has no quota: only the card limits it.
+  CHECK(by_name.at("free/d-9000")->start == Approx(0));
+  CHECK(r.summary["refusals_by_reason"]["ResourceQuotaNotFit"] == 1);
 }

@@ -43,13 +43,14 @@ inline Scalar::Kind kind_of(Shape s) {
 }
 
 // The kinds the reader decodes, told by kind and API group.
-enum class DecodedKind { Pod, Node, Device, PodDisruptionBudget, Other };
+enum class DecodedKind { Pod, Node, Device, PodDisruptionBudget, ResourceQuota, Other };
 
 inline DecodedKind decoded_kind(std::string_view kind, std::string_view api_version) {
   const std::string_view group = api_version.substr(0, api_version.find('/'));
   const bool core_group = api_version.find('/') == std::string_view::npos;  // "v1" (or none given)
   if (kind == "Pod" && core_group) return DecodedKind::Pod;
   if (kind == "Node" && core_group) return DecodedKind::Node;
+  if (kind == "ResourceQuota" && core_group) return DecodedKind::ResourceQuota;
   if (kind == "Device" && group == "scheduling.koordinator.sh") return DecodedKind::Device;
   if (kind == "PodDisruptionBudget" && (group == "policy" || api_version.empty()))
     return DecodedKind::PodDisruptionBudget;
@@ -70,6 +71,8 @@ class ObjectDecoder {
         return node(object, std::move(header));
       case DecodedKind::Device:
         return device(object, std::move(header));
+      case DecodedKind::ResourceQuota:
+        return resource_quota(object, std::move(header));
       default:
         return disruption_budget(object, std::move(header));
     }
@@ -412,6 +415,26 @@ class ObjectDecoder {
       }
     });
     return b;
+  }
+
+  ResourceQuotaObject resource_quota(V& object, ObjectHeader header) {
+    ResourceQuotaObject q;
+    q.header = std::move(header);
+    object.fields([&](std::string_view key, Position, V& value) {
+      if (key == "metadata") {
+        meta(value, q.header.meta);
+      } else if (key == "spec") {
+        if (!mapping(value, "spec")) {
+          q.spec_kind = Scalar::Kind::Null;
+          return;
+        }
+        q.spec_kind = Scalar::Kind::Mapping;
+        value.fields([&](std::string_view k, Position, V& field) {
+          if (k == "hard") string_map(field, q.hard, "spec.hard");
+        });
+      }
+    });
+    return q;
   }
 
   const ReadContext& ctx_;

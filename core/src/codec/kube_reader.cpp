@@ -158,8 +158,10 @@ void KubeObjects::add(KubeObject&& object) {
           nodes.push_back(std::move(o));
         else if constexpr (std::is_same_v<T, DeviceObject>)
           devices.push_back(std::move(o));
-        else
+        else if constexpr (std::is_same_v<T, PodDisruptionBudgetObject>)
           disruption_budgets.push_back(std::move(o));
+        else
+          resource_quotas.push_back(std::move(o));
       },
       std::move(object));
 }

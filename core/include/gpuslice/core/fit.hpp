@@ -31,8 +31,13 @@ struct FitScratch {
   std::vector<DeviceGrant> picks;
 };
 
+struct QuotaHeadroom;
+
+// `quota`: the pod's namespace's headroom when a ResourceQuota limits it;
+// each card is then also checked against it (HAMi's ResourceQuotaNotFit,
+// between the card's exclusivity and memory checks).
 FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy,
-                  FitScratch& scratch);
+                  FitScratch& scratch, const QuotaHeadroom* quota = nullptr);
 
 // Whether card `d` may ever serve this container (health, cordon, vendor,
 // type and UUID selectors): the part of a card's fit that usage never changes.

@@ -22,6 +22,9 @@ struct PlaceRequest {
   TextInput nodes;
   TextInput pod;
   std::optional<TextInput> existing;
+  // ResourceQuotas (HAMi v2.10's limits.nvidia.com/gpumem and gpucores),
+  // also read from `nodes` and `existing` when those hold any (a dump).
+  std::optional<TextInput> quotas;
   std::optional<std::string> node_policy;  // binpack | spread; overrides the pod's annotation
   std::optional<std::string> gpu_policy;   // binpack | spread | topology-aware | ...; likewise
   // A registered policy (policy_names()): "koordinator", "kai-binpack", ...
@@ -50,6 +53,8 @@ struct PlaceOutcome {
   std::vector<std::string> warnings;
   // Why no node fits, in numbers: "needs 45000 MiB, the best card has 33140 free".
   std::string shortfall;
+  // The namespaces' quotas and what the existing pods count against them.
+  QuotaBook quotas;
 };
 
 // Throws InputError for bad input (file, line, field).
@@ -72,6 +77,22 @@ std::optional<Holding> holding_of(const Cluster& cluster, const codec::PodDocume
 // "needs 45000 MiB and 0% cores per card (1 card); the best card (GPU-x on
 // node n) has 15360 MiB and 100% cores free". Empty when the pod asks no GPU.
 std::string shortfall(const Cluster& cluster, const PodRequest& pod);
+
+// Which of the pod's namespace's quotas it cannot fit and by how much, at
+// the least it could count (each percentage on the smallest card; init
+// containers at their peak, as HAMi's webhook sums them): "namespace
+// team-a's ResourceQuota limits.nvidia.com/gpumem: the pod counts at least
+// 6000 MiB, 2000 of 4000 are left (4000 over)". Empty when neither binds.
+std::string quota_shortfall(const Cluster& cluster, const QuotaBook& quotas, const PodRequest& pod);
+// The least the pod can count against its namespace's quota on this fleet,
+// placed whole: a namespace without room for it refuses it on every node.
+QuotaUse least_quota_use(const Cluster& cluster, const PodRequest& pod);
+// The most it can count where no card has more than `largest_card_mib`:
+// every container's cards at their largest, init and app containers summed
+// (above HAMi's max of the two). A namespace with room for this cannot
+// refuse the pod, whatever node and cards it gets.
+QuotaUse most_quota_use(const PodRequest& pod, int64_t largest_card_mib);
+int64_t largest_card_mib(const Cluster& cluster);
 
 // {node, score, allocation, failed_nodes, events, warnings, shortfall}
 nlohmann::ordered_json to_json(const PlaceOutcome& outcome);

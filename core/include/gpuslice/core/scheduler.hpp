@@ -14,6 +14,7 @@
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/node_order.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/request.hpp"
 #include "gpuslice/core/request_shape.hpp"
 #include "gpuslice/core/winner_tree.hpp"
@@ -77,7 +78,21 @@ class Scheduler {
   // break ties by name with it.
   std::span<const uint32_t> name_ranks(const Cluster& cluster);
 
-  // Charges the decision's allocation and tells the policy.
+  // The namespaces' ResourceQuotas (HAMi v2.10): a pod whose namespace has
+  // a limit it could reach is fitted with HAMi's per-card quota check
+  // (ResourceQuotaNotFit). The book must outlive the scheduler's use of it;
+  // null (the default): no quota. The caller charges and releases the book
+  // as pods come and go (commit does when given it).
+  void set_quotas(const QuotaBook* quotas) { quotas_ = quotas; }
+  const QuotaBook* quotas() const { return quotas_; }
+  // Whether the last placement fitted with the quota check (its namespace
+  // could reach a limit): a refusal then may be the namespace's, not the nodes'.
+  bool quota_armed() const { return quota_ != nullptr; }
+
+  // Charges the decision's allocation (and the pod's namespace in `quotas`,
+  // when given) and tells the policy.
+  static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy,
+                     QuotaBook* quotas);
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
 
  private:
@@ -96,6 +111,17 @@ class Scheduler {
   std::vector<uint32_t> name_order_;  // node ids by name
   uint64_t name_epoch_ = 0;
   const PodAllocation no_grants_{};  // what a dialect's score is handed before the grants exist
+
+  // Arms quota_ for this pod: its namespace's headroom when some node
+  // could take more than it (else the quota cannot refuse it and the caches
+  // stay exact). Caches that outlive one scan are bypassed while armed.
+  void arm_quota(const Cluster& cluster, const PodRequest& pod);
+  int64_t largest_card_mib(const Cluster& cluster);
+  const QuotaBook* quotas_ = nullptr;
+  std::optional<QuotaHeadroom> headroom_;
+  const QuotaHeadroom* quota_ = nullptr;  // &*headroom_ while armed
+  uint64_t largest_card_epoch_ = 0;
+  int64_t largest_card_mib_ = 0;
 
   FitScratch scratch_;
   // The full report's refusals: node -> (scan stamp, its entry in

@@ -40,6 +40,9 @@ struct ScenarioSource {
   // Or a cluster snapshot (gpuslice simulate --snapshot): its nodes, pods
   // and queue; added node files become the fleet groups a plan varies.
   std::optional<sim::SnapshotRunSpec> snapshot;
+  // ResourceQuota objects (--quotas FILE) added to whatever the scenario or
+  // snapshot sets (HAMi v2.10's namespace quotas); empty: none.
+  std::string quotas_path;
 };
 
 struct RunSpec {

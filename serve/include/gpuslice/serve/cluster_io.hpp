@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gpuslice/core/codec/kube_objects.hpp"
+#include "gpuslice/core/quota.hpp"
 
 namespace gpuslice::serve {
 
@@ -45,9 +46,17 @@ enum class WatchKind { Added, Modified, Deleted };
 class DecodedSink {
  public:
   virtual ~DecodedSink() = default;
-  virtual void replace_all(std::vector<core::codec::NodeObject> nodes, std::vector<core::codec::PodObject> pods) = 0;
+  virtual void replace_all(std::vector<core::codec::NodeObject> nodes,
+                           std::vector<core::codec::PodObject> pods) = 0;
   virtual void node_changed(WatchKind kind, core::codec::NodeObject object) = 0;
   virtual void pod_changed(WatchKind kind, core::codec::PodObject object) = 0;
+  // Namespaces' ResourceQuotas, as HAMi v2.10 reads them: the whole set
+  // after a (re)list, then each change. A sink without quotas ignores them.
+  virtual void quotas_replaced(std::vector<core::NamespaceQuota> quotas) { (void)quotas; }
+  virtual void quota_changed(WatchKind kind, core::NamespaceQuota quota) {
+    (void)kind;
+    (void)quota;
+  }
 };
 
 // What the feed tells the state. Calls come from the feed's own thread; the
@@ -138,6 +147,10 @@ struct KubeFeedOptions {
   // selector ("spec.nodeName=<node>", as client-go's informers take it).
   bool nodes = true;
   std::string pod_field_selector;
+  // ResourceQuotas too (`gpuslice serve`: HAMi v2.10's namespace quotas). A
+  // cluster that will not list them (403: the role lacks resourcequotas;
+  // 404) is served without quotas, said once on stderr.
+  bool quotas = false;
 };
 
 std::unique_ptr<ClusterFeed> make_kube_feed(const KubeConnection& connection,

@@ -79,6 +79,8 @@ class DecisionState final : public ClusterSink, public DecodedSink {
                    std::vector<core::codec::PodObject> pods) override;
   void node_changed(WatchKind kind, core::codec::NodeObject object) override;
   void pod_changed(WatchKind kind, core::codec::PodObject object) override;
+  void quotas_replaced(std::vector<core::NamespaceQuota> quotas) override;
+  void quota_changed(WatchKind kind, core::NamespaceQuota quota) override;
   // The same from the API's JSON (tools and tests), decoded by the same reader.
   void replace_all(const std::vector<nlohmann::json>& nodes,
                    const std::vector<nlohmann::json>& pods) override;
@@ -102,6 +104,11 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   uint64_t expired_count() const;
   // Refusals answered from the last refusal's kept answer (refusal_memo.hpp).
   uint64_t refusals_reused_count() const;
+  // HAMi's quota entries (namespace, resource, used, limit) for its gauges
+  // (reservations past their time returned first, as card_use does).
+  std::vector<core::QuotaBook::Entry> quota_entries();
+  // What the namespace's held pods count against its quota now.
+  core::QuotaUse quota_used(const std::string& ns);
 
  private:
   enum class Kind { Observed, Reserved, Binding, Bound };
@@ -181,6 +188,17 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   // entry whose reservation was bound, replaced or dropped is skipped.
   std::set<std::tuple<std::chrono::system_clock::time_point, uint64_t, std::string>> expiries_;
   std::unique_ptr<RefusalMemo> refusals_;  // the last refusal's answer
+  // The namespaces' quotas and what every held pod counts against them
+  // (charged and released with the cluster); the ResourceQuota objects by
+  // namespace/name, for HAMi's update and delete (the old limits go).
+  core::QuotaBook quotas_;
+  std::map<std::string, core::NamespaceQuota> quota_objects_;
+  // Whether the pod's namespace could refuse it (the scheduler then checks
+  // its quota): its refusal is then not kept, as a quota moves without any
+  // node changing. The largest card is kept per cluster epoch.
+  bool quota_may_refuse(const core::PodRequest& pod);
+  int64_t largest_card_mib_ = 0;
+  uint64_t largest_card_epoch_ = 0;
 };
 
 }  // namespace gpuslice::serve

@@ -16,7 +16,8 @@ class SnapshotFeed final : public ClusterFeed {
  public:
   // Reads and checks the file now, with the one reader (its objects decoded,
   // its text dropped): throws core::InputError (file, line).
-  explicit SnapshotFeed(const std::string& path);
+  // Its ResourceQuotas, and those of `quotas_path` when given, go to the sink first.
+  explicit SnapshotFeed(const std::string& path, const std::string& quotas_path = "");
   void start(ClusterSink& sink) override;  // one replace_all, nothing after
   void stop() override {}
   size_t node_count() const { return node_count_; }
@@ -26,6 +27,7 @@ class SnapshotFeed final : public ClusterFeed {
   std::string path_;
   std::vector<core::codec::NodeObject> nodes_;
   std::vector<core::codec::PodObject> pods_;
+  std::vector<core::NamespaceQuota> quotas_;
   size_t node_count_ = 0, pod_count_ = 0;
 };
 

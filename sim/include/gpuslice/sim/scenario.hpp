@@ -57,6 +57,9 @@ struct Scenario {
   // pods and its queue start the run; the pod source above (if any) gives
   // the pods that arrive later.
   std::optional<ClusterSnapshot> snapshot;
+  // Namespaces' ResourceQuotas (`quotas:`), HAMi v2.10's check in the fit;
+  // a snapshot's own come first, these after (the last set wins per key).
+  std::vector<core::NamespaceQuota> quotas;
 };
 
 // "fifo" | "skip-ahead"; nullopt for anything else. The one queue parser.

@@ -40,6 +40,11 @@ struct RunOptions {
   bool records = true;
   // Called now and then with the fraction done; returning false stops the run.
   std::function<bool(double)> progress;
+  // Namespaces' ResourceQuotas (HAMi v2.10): pods are charged to their
+  // namespace when placed, released when they leave, and a pod over its
+  // namespace's limit is refused with ResourceQuotaNotFit. HAMi's policies
+  // and the study's (HAMi's fit) only; a dialect's scheduler has none.
+  std::vector<core::NamespaceQuota> quotas;
 };
 
 struct PodRecord {

@@ -17,6 +17,7 @@
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/quota.hpp"
 #include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/workload.hpp"
 
@@ -60,6 +61,8 @@ struct ClusterSnapshot {
   std::map<std::string, size_t> skipped;  // reason -> pods left out
   std::vector<std::string> warnings;      // stale cards, unknown nodes, ...
   std::vector<ListedPod> listed;          // every pod, in file order
+  // ResourceQuotas in the dump (HAMi v2.10's managed keys), in file order.
+  std::vector<core::NamespaceQuota> quotas;
 };
 
 // The reasons pods are left out, as summary.json and the table name them.

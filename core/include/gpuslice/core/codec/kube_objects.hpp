@@ -160,8 +160,17 @@ struct PodDisruptionBudgetObject {
   LabelSelector selector;
 };
 
+// A ResourceQuota (v1): spec.hard as written (resource_quota.hpp reads
+// the keys HAMi manages; status.used is not read: HAMi counts pods itself).
+struct ResourceQuotaObject {
+  ObjectHeader header;
+  Scalar::Kind spec_kind = Scalar::Kind::Absent;  // Absent, Null or Mapping
+  StringMap hard;                                 // spec.hard
+};
+
 // One object as the reader hands it over.
-using KubeObject = std::variant<PodObject, NodeObject, DeviceObject, PodDisruptionBudgetObject>;
+using KubeObject =
+    std::variant<PodObject, NodeObject, DeviceObject, PodDisruptionBudgetObject, ResourceQuotaObject>;
 const ObjectHeader& header_of(const KubeObject& object);
 
 // Every object of one read, by kind, each in the order read.
@@ -170,6 +179,7 @@ struct KubeObjects {
   std::vector<PodObject> pods;
   std::vector<DeviceObject> devices;
   std::vector<PodDisruptionBudgetObject> disruption_budgets;
+  std::vector<ResourceQuotaObject> resource_quotas;
   void add(KubeObject&& object);
 };
 

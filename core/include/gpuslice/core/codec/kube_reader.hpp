@@ -78,7 +78,7 @@ struct ListInfo {
 // is a list is a list, as Kubernetes reads one (kind List, PodList, ...);
 // an item without a kind takes its list's kind less "List" when the list
 // names it before its items, else options.default_kind. Pods, Nodes,
-// Koordinator Devices and PodDisruptionBudgets are decoded and handed to
+// Koordinator Devices, PodDisruptionBudgets and ResourceQuotas are decoded and handed to
 // `visit`; other kinds are checked as text and skipped. Throws InputError.
 ListInfo read_kube_objects(const KubeText& text, const ObjectVisitor& visit, const ReadOptions& options = {});
 
