@@ -276,7 +276,7 @@ TEST_CASE("budget-violating victims are reprieved first", "[preemption]") {
   CHECK(plan.nodes[0].pdb_violations == 0);
 }
 
-TEST_CASE("preemptionPolicy Never preempts nobody; equal priority is never a victim", "[preemption]") {
+TEST_CASE("preemptionPolicy Never preempts nobody, and an equal priority is never a victim", "[preemption]") {
   Fixture f;
   f.cluster.add_node(node_with_cards("n0", 1));
   f.run("low", 0, 1, 0, on_card(0, kCard));

@@ -140,7 +140,7 @@ TEST_CASE("preempt reads both forms and both casings", "[serve][preempt]") {
   CHECK(answer["NodeNameToMetaVictims"]["gpu-a"]["NumPDBViolations"] == 1);
 }
 
-TEST_CASE("preempt changes nothing; deleted victims free their cards for the pod", "[serve][preempt]") {
+TEST_CASE("preempt changes nothing, and deleted victims free their cards for the pod", "[serve][preempt]") {
   Fixture f(kCluster);
   const int64_t before = f.memory_used("GPU-aaaa-0");
   const size_t reservations = f.state->reservation_count();
