@@ -65,6 +65,9 @@ void VictimSelector::apply(const RunningPod& pod, std::span<const DeviceCharge> 
         node.name));
 }
 
+// The node as it would be with the pods taken away so far. The view keeps
+// the node's version: fits read the usage it carries, and the one cache
+// keyed by version (FGD's fragment) belongs to scoring, never asked here.
 bool VictimSelector::fits_now(const PodRequest& pod, size_t node) {
   NodeView view = cluster_.view(node);
   view.usage = usage_;

@@ -24,6 +24,11 @@ void Metrics::observe_bind(bool ok, double seconds) {
   (ok ? bind_ok_ : bind_error_).observe(seconds);
 }
 
+void Metrics::observe_preempt(bool ok, double seconds) {
+  std::lock_guard lock(mutex_);
+  (ok ? preempt_ok_ : preempt_error_).observe(seconds);
+}
+
 std::string Metrics::render(DecisionState& state) const {
   std::string out;
   auto histogram = [&](const char* name, const char* help, const Histogram& ok, const Histogram& error) {
@@ -51,6 +56,10 @@ std::string Metrics::render(DecisionState& state) const {
     histogram("hami_scheduler_bind_duration_seconds", "Time spent processing Bind requests.", bind_ok_,
               bind_error_);
     total("hami_scheduler_bind_total", "Total number of Bind requests processed.", bind_ok_, bind_error_);
+    histogram("gpuslice_preempt_duration_seconds", "Time spent processing Preempt requests.", preempt_ok_,
+              preempt_error_);
+    total("gpuslice_preempt_total", "Total number of Preempt requests processed.", preempt_ok_,
+          preempt_error_);
     out +=
         "# HELP gpuslice_filter_decisions_total Filter answers by outcome.\n"
         "# TYPE gpuslice_filter_decisions_total counter\n";

@@ -148,11 +148,14 @@ void Server::start() {
   // kube-scheduler's preempt verb (preemptVerb): the victims per node that
   // let the pod fit its cards, nodes where none helps left out.
   api_->Post("/preempt", [this](const httplib::Request& req, httplib::Response& res) {
+    const auto start = std::chrono::steady_clock::now();
     try {
       const ExtenderPreemptionResult result = state_.preempt(decode_preemption_args(req.body));
       res.body = encode_preemption_result(result);
       res.set_header("Content-Type", kJson);
+      metrics_.observe_preempt(true, seconds_since(start));
     } catch (const ProtocolError& e) {
+      metrics_.observe_preempt(false, seconds_since(start));
       json_error(res, 400, e.what());
     }
   });

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -217,6 +218,46 @@ TEST_CASE("a PodDisruptionBudget decides the node", "[preemption]") {
   CHECK(plan.choice()->pdb_violations == 0);
 }
 
+TEST_CASE("pickOneNodeForPreemption's order, step by step", "[preemption]") {
+  // Victims listed most important first, as select() returns them.
+  std::vector<RunningPod> pods;
+  auto pod = [&](int32_t priority, double start) {
+    pods.push_back(RunningPod{"p" + std::to_string(pods.size()), 0, priority, start, {}, {}, {}});
+    return static_cast<uint32_t>(pods.size() - 1);
+  };
+  auto node = [](size_t id, std::vector<uint32_t> victims, int64_t violations = 0) {
+    return NodeVictims{id, std::move(victims), violations};
+  };
+  // 2. The lowest highest-victim priority: n1's top victim is 3, n0's 5.
+  std::vector<NodeVictims> nodes{node(0, {pod(5, 0)}), node(1, {pod(3, 0), pod(2, 0)})};
+  CHECK(pick_one_node(nodes, pods) == 1u);
+  // 3. Equal tops (4): the smaller sum wins, n0 (4 + 1) over n1 (4 + 3).
+  nodes = {node(0, {pod(4, 0), pod(1, 0)}), node(1, {pod(4, 0), pod(3, 0)})};
+  CHECK(pick_one_node(nodes, pods) == 0u);
+  // The shift by 2^31 makes each victim count: two priority -5 victims sum
+  // more than one, so n1 (one victim) wins though its plain sum (-5) is
+  // larger than n0's (-10).
+  nodes = {node(0, {pod(-5, 0), pod(-5, 0)}), node(1, {pod(-5, 0)})};
+  CHECK(pick_one_node(nodes, pods) == 1u);
+  // 4. Equal tops and sums, different counts: a victim of the lowest
+  // priority (-2^31) adds 0 to the shifted sum, so n1's extra victim leaves
+  // the sums equal and fewest victims picks n0.
+  const int32_t lowest = std::numeric_limits<int32_t>::min();
+  nodes = {node(0, {pod(3, 0)}), node(1, {pod(3, 0), pod(lowest, 0)})};
+  CHECK(pick_one_node(nodes, pods) == 0u);
+  // 5. Equal up to here: the node whose top victim started later (n1).
+  nodes = {node(0, {pod(3, 100), pod(1, 0)}), node(1, {pod(3, 200), pod(1, 0)})};
+  CHECK(pick_one_node(nodes, pods) == 1u);
+  // 5 reads only the highest-priority victims: n0's priority-1 victim
+  // started at 500, yet n0's top (priority 3) started at 50: n1 (top at 60).
+  nodes = {node(0, {pod(3, 50), pod(1, 500)}), node(1, {pod(3, 60), pod(1, 0)})};
+  CHECK(pick_one_node(nodes, pods) == 1u);
+  // 6. All equal: the first listed.
+  nodes = {node(4, {pod(2, 7)}), node(5, {pod(2, 7)})};
+  CHECK(pick_one_node(nodes, pods) == 0u);
+  CHECK_FALSE(pick_one_node({}, pods));
+}
+
 TEST_CASE("budget-violating victims are reprieved first", "[preemption]") {
   // One card: guarded (priority 1, 8000 MiB, budget allows 0) and plain
   // (priority 3, 8000 MiB). The preemptor asks 8000 MiB. Reprieve tries
@@ -235,7 +276,7 @@ TEST_CASE("budget-violating victims are reprieved first", "[preemption]") {
   CHECK(plan.nodes[0].pdb_violations == 0);
 }
 
-TEST_CASE("preemptionPolicy Never preempts nobody; equal priority is never a victim", "[preemption]") {
+TEST_CASE("preemptionPolicy Never preempts nobody, and an equal priority is never a victim", "[preemption]") {
   Fixture f;
   f.cluster.add_node(node_with_cards("n0", 1));
   f.run("low", 0, 1, 0, on_card(0, kCard));

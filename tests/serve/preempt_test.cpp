@@ -140,7 +140,7 @@ TEST_CASE("preempt reads both forms and both casings", "[serve][preempt]") {
   CHECK(answer["NodeNameToMetaVictims"]["gpu-a"]["NumPDBViolations"] == 1);
 }
 
-TEST_CASE("preempt changes nothing; deleted victims free their cards for the pod", "[serve][preempt]") {
+TEST_CASE("preempt changes nothing, and deleted victims free their cards for the pod", "[serve][preempt]") {
   Fixture f(kCluster);
   const int64_t before = f.memory_used("GPU-aaaa-0");
   const size_t reservations = f.state->reservation_count();
@@ -209,6 +209,11 @@ TEST_CASE("POST /preempt over HTTP, and bad requests answered 400", "[serve][pre
     CHECK(res->status == 400);
     CHECK_FALSE(nlohmann::json::parse(res->body)["Error"].get<std::string>().empty());
   }
+  httplib::Client m("127.0.0.1", server.metrics_port());
+  res = m.Get("/metrics");
+  REQUIRE(res);
+  CHECK_THAT(res->body, Catch::Contains("gpuslice_preempt_total{result=\"success\"} 1\n"));
+  CHECK_THAT(res->body, Catch::Contains("gpuslice_preempt_total{result=\"error\"} 6\n"));
   server.stop();
 }
 

@@ -2,8 +2,11 @@
 // node, reprieve, node choice), with the pod's fit decided by HAMi's device
 // fit instead of slot counts. One place for the extender's preempt verb and
 // the simulator. docs/serve.md#preemption says what it changes on a HAMi
-// cluster; /work/research/kube-preemption.md (team notes) names the
-// kube-scheduler functions each step follows.
+// cluster. kube-scheduler's steps: SelectVictimsOnNode, isPreemptionAllowed,
+// filterPodsWithPDBViolation and PodEligibleToPreemptOthers
+// (pkg/scheduler/framework/plugins/defaultpreemption), pickOneNodeForPreemption
+// (pkg/scheduler/framework/preemption), MoreImportantPod and
+// GetEarliestPodStartTime (pkg/scheduler/util).
 #pragma once
 
 #include <cstdint>
@@ -99,7 +102,9 @@ class VictimSelector {
   // `on_node`: indexes into question.running of the pods on `node` that the
   // caller offers (the extender: those it knows run there); only those of
   // lower priority than the preemptor are candidates. Throws
-  // std::invalid_argument when a pod's holdings are not charged on the node.
+  // std::invalid_argument when a pod runs elsewhere, names a card the node
+  // lacks, or takes away more than the node has charged (a pod the cluster
+  // never charged there).
   NodeVerdict select(const PreemptionQuestion& question, size_t node, std::span<const uint32_t> on_node);
 
   // Whether the pod fits `node` with the pods `evicted` gone (indexes into

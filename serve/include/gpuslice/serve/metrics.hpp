@@ -22,6 +22,8 @@ class Metrics {
                                                       0.025,  0.05,    0.1,    0.25,  0.5,    1,     5};
   void observe_filter(FilterOutcome outcome, double seconds);
   void observe_bind(bool ok, double seconds);
+  // The preempt verb (HAMi has none): answered, or refused as malformed.
+  void observe_preempt(bool ok, double seconds);
   std::string render(DecisionState& state) const;
 
  private:
@@ -32,7 +34,7 @@ class Metrics {
     void observe(double seconds);
   };
   mutable std::mutex mutex_;
-  Histogram filter_ok_, filter_error_, bind_ok_, bind_error_;
+  Histogram filter_ok_, filter_error_, bind_ok_, bind_error_, preempt_ok_, preempt_error_;
   std::array<uint64_t, 4> decisions_{};  // by FilterOutcome
 };
 
