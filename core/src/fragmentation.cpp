@@ -109,7 +109,9 @@ std::vector<TypicalPod> typical_pods(size_t count, const std::function<const Pod
 }
 
 int64_t card_free_milli(const Device& device, const DeviceUsage& used) {
-  if (!device.healthy || used.slots >= device.slots) return 0;
+  // A card closed while a pod's MIG reservations cannot be read is as
+  // unhealthy as HAMi marks it.
+  if (!device.healthy || used.closed_by > 0 || used.slots >= device.slots) return 0;
   int64_t free = 1000;
   if (device.cores > 0)
     free = std::min(free, 1000 * std::max<int64_t>(0, device.cores - used.cores) / device.cores);
