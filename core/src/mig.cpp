@@ -21,7 +21,10 @@ std::optional<MigPlacement> first_free_placement(const MigProfile& profile, uint
   // The stable sort's first clear entry: the clear placement with the
   // highest (or lowest) start, the earliest registered among equal starts.
   for (const auto& p : profile.placements) {
-    if ((mig_placement_mask(p) & taken) != 0) continue;
+    // A placement of no slice on the card (registrations refuse them; a
+    // model built in code may hold one) would never fill the card.
+    const uint32_t mask = mig_placement_mask(p);
+    if (mask == 0 || (mask & taken) != 0) continue;
     if (!best || (high_first ? p.start > best->start : p.start < best->start)) best = p;
   }
   return best;
@@ -68,6 +71,16 @@ std::optional<MigChoice> select_mig_candidate(const std::vector<MigProfile>& pro
     if (auto placement = first_free_placement(*same_name, taken)) return MigChoice{i, *placement};
   }
   return std::nullopt;
+}
+
+int mig_instance_count(const Device& dev, const DeviceUsage& used, int64_t memory_mib) {
+  uint32_t taken = mig_taken_mask(used.mig_slices);
+  int count = 0;
+  while (auto choice = select_mig_candidate(dev.mig_profiles, taken, memory_mib)) {
+    taken |= mig_placement_mask(choice->placement);
+    ++count;
+  }
+  return count;
 }
 
 }  // namespace gpuslice::core

@@ -3,7 +3,8 @@
 # annotations in `place --json`, and bad MIG input refused with exit 2
 # naming file, line and field.
 set -u
-BIN="$1"; SRC="$2"
+BIN="$1"; SRC="$2"; OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
 source "$(dirname "$0")/expect.sh"
 D="$SRC/tests/cli/data"; M="$SRC/examples/mig"
 T="timeout 60"
@@ -31,4 +32,17 @@ expect mig-allowlist-profile 2 "mig-bad-allowlist.yaml:6: nvidia.migProfileAllow
   $T "$BIN" place --device-config "$D/mig-bad-allowlist.yaml" --nodes "$M/h100-mig-node.yaml" --pod "$M/two-instances-pod.yaml"
 expect mig-allowlist-models 2 "mig-allowlist-no-models.yaml:4: nvidia.migProfileAllowlist\[0\]: MIG profile allowlist must define models and profiles" -- \
   $T "$BIN" place --device-config "$D/mig-allowlist-no-models.yaml" --nodes "$M/h100-mig-node.yaml" --pod "$M/two-instances-pod.yaml"
+
+# The same node as a snapshot: the running 3g.40gb is read back from its
+# annotations, the pending pod placed beside it, and the metrics count each
+# instance as the profile's memory (40448 + 2 x 9984 of 81559 MiB = 74.08 %).
+# Fragmentation: the card's free 25.90 % (of memory, its binding dimension)
+# serves the typical 2 x 1g pod (two slices left) but not the 3g one: half.
+{ cat "$M/h100-mig-node.yaml"; echo ---; cat "$M/running.yaml"; echo ---; cat "$M/two-instances-pod.yaml"; } > "$OUT/cluster.yaml"
+expect mig-simulate 0 "fragmented GPU +12.95% of capacity" -- $T "$BIN" simulate --snapshot "$OUT/cluster.yaml" --out "$OUT/sim"
+expect mig-simulate-queue 0 "ml/inference,queue,.*,running,h100-mig-1,\"$GPU,NVIDIA,9984,13:$GPU,NVIDIA,9984,13:;\"" -- cat "$OUT/sim/pods.csv"
+expect mig-simulate-memory 0 "\"final_alloc_memory_pct\": 74.076" -- cat "$OUT/sim/summary.json"
+expect mig-simulate-placed 0 "\"placements\": 1," -- cat "$OUT/sim/summary.json"
+expect mig-simulate-device-config 2 "mig-bad-allowlist.yaml:6: nvidia.migProfileAllowlist\[0\]\.profiles\[1\]" -- \
+  $T "$BIN" simulate --snapshot "$OUT/cluster.yaml" --device-config "$D/mig-bad-allowlist.yaml" --out "$OUT/sim2"
 report

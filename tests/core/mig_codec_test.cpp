@@ -2,6 +2,7 @@
 // and hami.io/vgpu-mig-allocations. Cases name the HAMi test they reproduce.
 #include <catch2/catch.hpp>
 
+#include "gpuslice/core/codec/device_config.hpp"
 #include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/codec/registration.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -180,4 +181,71 @@ TEST_CASE("mig_profiles_test.go: the decoder's refusals and runtime identity", "
     CHECK(decode_mig_allocations("").empty());
     CHECK(decode_mig_allocations("null").empty());
   }
+}
+
+TEST_CASE("device config: the chart's default, HAMi's validation and the allowlist's first-match rule",
+          "[mig][device-config]") {
+  using gpuslice::core::InputError;
+  const DeviceConfig chart = chart_default_device_config();
+  // The request defaults gpuslice uses without a file are the chart's.
+  const RequestDefaults plain;
+  CHECK(chart.requests.resource_count == plain.resource_count);
+  CHECK(chart.requests.resource_memory == plain.resource_memory);
+  CHECK(chart.requests.default_memory_mib == 0);
+  CHECK(chart.requests.default_gpu_num == 1);
+  CHECK(chart.plugin.split_count == 10);
+  REQUIRE(chart.mig_profile_allowlist.size() == 9);
+  // First entry whose model is a substring of the card type wins: "H20" precedes the H200 row.
+  const auto* h200 = mig_allowlist_entry(chart, "NVIDIA H200 NVL");
+  REQUIRE(h200);
+  CHECK(h200->profiles == std::vector<std::string>{"1g.12gb", "2g.24gb", "3g.48gb", "7g.96gb"});
+  CHECK(mig_allowlist_entry(chart, "NVIDIA-A100-SXM4-40GB")->profiles.at(3) == "7g.40gb");
+  CHECK(mig_allowlist_entry(chart, "NVIDIA-Tesla T4") == nullptr);
+
+  const std::string chart_block = R"(nvidia:
+  resourceCountName: nvidia.com/gpu
+  resourceMemoryName: nvidia.com/gpumem
+  resourceMemoryPercentageName: nvidia.com/gpumem-percentage
+  resourceCoreName: nvidia.com/gpucores
+  resourcePriorityName: nvidia.com/priority
+  overwriteEnv: false
+  defaultMemory: 0
+  defaultCores: 0
+  defaultGPUNum: 1
+  memoryFactor: 1
+  deviceSplitCount: 10
+  deviceMemoryScaling: 1
+  deviceCoreScaling: 1
+  knownMigGeometries: []
+  migProfileAllowlist:
+  - models: [ "A100-SXM4-40GB", "A100-40GB-PCIe", "A100-PCIE-40GB"]
+    profiles: [ "1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb" ]
+cambricon:
+  resourceCountName: cambricon.com/vmlu
+)";
+  const DeviceConfig read = parse_device_config(chart_block, "device-config.yaml");
+  CHECK(read.requests.resource_count == "nvidia.com/gpu");
+  CHECK(read.requests.resource_priority == "nvidia.com/priority");
+  CHECK(read.plugin.split_count == 10);
+  CHECK(read.mig_profile_allowlist == std::vector<MigAllowlistEntry>{chart.mig_profile_allowlist[1]});
+
+  // mig_profiles_test.go TestValidateMigProfileAllowlist: an entry without profiles is refused.
+  auto refuses = [](const std::string& text, const std::string& words) {
+    INFO(text);
+    CHECK_THROWS_WITH(parse_device_config(text, "dc.yaml"), Catch::Contains(words));
+  };
+  refuses("nvidia:\n  migProfileAllowlist:\n  - models: [A100]\n",
+          "dc.yaml:3: nvidia.migProfileAllowlist[0]: MIG profile allowlist must define models and profiles");
+  refuses("nvidia:\n  migProfileAllowlist:\n  - models: [A100]\n    profiles: [1g.5gb, g.5gb]\n",
+          "dc.yaml:4: nvidia.migProfileAllowlist[0].profiles[1]: invalid MIG profile \"g.5gb\"");
+  refuses("nvidia:\n  migProfileAllowlist:\n  - models: [A100]\n    profiles: [x.5gb]\n",
+          "invalid MIG profile \"x.5gb\"");
+  refuses("nvidia:\n  defaultMemory: lots\n",
+          "dc.yaml:2: nvidia.defaultMemory: 'lots' is not of the field's type");
+  refuses("nvidia: {}\ncambricon: {}\n", "all configurations are empty");
+  refuses("nvidia:\n  memoryFactor: 2\n", "nvidia.memoryFactor: 2: gpuslice models memoryFactor 1 only");
+  // HAMi's validation passes "9g.99gb" (discovery then skips it).
+  CHECK(parse_device_config("nvidia:\n  migProfileAllowlist:\n  - models: [A100]\n    profiles: [9g.99gb]\n",
+                            "dc.yaml")
+            .mig_profile_allowlist.size() == 1);
 }

@@ -38,4 +38,8 @@ inline bool mig_has_room(const Device& dev, const DeviceUsage& used, int64_t mem
   return select_mig_candidate(dev.mig_profiles, mig_taken_mask(used.mig_slices), memory_mib).has_value();
 }
 
+// How many instances holding `memory_mib` each a card's free slices take,
+// one after another as HAMi's Fit revisits the card.
+int mig_instance_count(const Device& dev, const DeviceUsage& used, int64_t memory_mib);
+
 }  // namespace gpuslice::core
