@@ -122,7 +122,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "reservations naming a card the node lacks close its MIG cards; one on a hami-core card closes that card",
+    "reservations naming a card the node lacks close its MIG cards, and one on a hami-core card closes that "
+    "card",
     "[mig][readback]") {
   const std::string elsewhere =
       R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-z","profile":"1g.5gb","placement":{"start":6,"size":1}}])";
