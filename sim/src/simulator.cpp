@@ -12,6 +12,7 @@
 
 #include "card_use_log.hpp"
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -169,6 +170,7 @@ class Run {
     if (options_.records) {
       r.node = cluster_.node(*d.node).name;
       r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
+      r.mig_allocations = core::codec::encode_mig_allocations(d.allocation, cluster_.node(*d.node));
     }
     if (p.duration != kForever) engine_.schedule(p.duration, EventKind::Departure, id);
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
@@ -200,6 +202,7 @@ class Run {
     if (options_.records) {
       r.node = cluster_.node(*d.node).name;
       r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
+      r.mig_allocations = core::codec::encode_mig_allocations(d.allocation, cluster_.node(*d.node));
     }
     r.start = engine_.now();
     r.status = "running";

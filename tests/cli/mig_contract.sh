@@ -43,6 +43,9 @@ expect mig-simulate 0 "fragmented GPU +12.95% of capacity" -- $T "$BIN" simulate
 expect mig-simulate-queue 0 "ml/inference,queue,.*,running,h100-mig-1,\"$GPU,NVIDIA,9984,13:$GPU,NVIDIA,9984,13:;\"" -- cat "$OUT/sim/pods.csv"
 expect mig-simulate-memory 0 "\"final_alloc_memory_pct\": 74.076" -- cat "$OUT/sim/summary.json"
 expect mig-simulate-placed 0 "\"placements\": 1," -- cat "$OUT/sim/summary.json"
+expect mig-simulate-reservation 0 "hami.io/vgpu-mig-allocations: \[\{\"containerIndex\":0,\"deviceIndex\":0,\"gpuUUID\":\"$GPU\",\"profile\":\"1g.10gb\",\"placement\":\{\"start\":3," -- \
+  $T "$BIN" simulate --snapshot "$OUT/cluster.yaml" --out "$OUT/sim3"
+expect mig-report-instances 0 "MIG 1g.10gb at slice 3</div><div class=\"note\">MIG 1g.10gb at slice 2" -- cat "$OUT/sim/report.html"
 expect mig-simulate-device-config 2 "mig-bad-allowlist.yaml:6: nvidia.migProfileAllowlist\[0\]\.profiles\[1\]" -- \
   $T "$BIN" simulate --snapshot "$OUT/cluster.yaml" --device-config "$D/mig-bad-allowlist.yaml" --out "$OUT/sim2"
 report

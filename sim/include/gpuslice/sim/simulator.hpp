@@ -33,6 +33,9 @@ struct PodRecord {
   std::string origin;     // snapshot runs: queue | later
   std::string shortfall;  // snapshot runs, pods not placed: how close the best card comes
   bool starting = false;  // a snapshot's pod placed before the run: no row in pods.csv
+  // HAMi v2.10's hami.io/vgpu-mig-allocations when the pod holds MIG
+  // instances (report.html and the terminal show them; pods.csv does not).
+  std::string mig_allocations;
 };
 
 struct EventRecord {
