@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "gpuslice/core/codec/device_config.hpp"
 #include "gpuslice/core/place.hpp"
 #include "io.hpp"
 
@@ -10,7 +11,7 @@ namespace gpuslice::cli {
 
 namespace {
 struct PlaceArgs {
-  std::string nodes, pod, existing, quotas, node_policy, gpu_policy, policy;
+  std::string nodes, pod, existing, quotas, node_policy, gpu_policy, policy, device_config;
   bool json = false;
 };
 }  // namespace
@@ -38,6 +39,10 @@ void register_place_command(CLI::App& app) {
       "--gpu-policy", args->gpu_policy,
       "binpack | spread | topology-aware | mutex | numa or a comma chain (default: the pod's annotation, "
       "then spread)");
+  cmd->add_option(
+      "--device-config", args->device_config,
+      "HAMi's device-config.yaml (the hami-scheduler-device ConfigMap's): resource names, request "
+      "defaults, migProfileAllowlist; validated as HAMi does (default: the Helm chart's)");
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->callback([args] {
     core::PlaceRequest req;
@@ -48,6 +53,9 @@ void register_place_command(CLI::App& app) {
     if (!args->node_policy.empty()) req.node_policy = args->node_policy;
     if (!args->gpu_policy.empty()) req.gpu_policy = args->gpu_policy;
     if (!args->policy.empty()) req.policy = args->policy;
+    if (!args->device_config.empty())
+      req.defaults =
+          core::codec::parse_device_config(read_file(args->device_config), args->device_config).requests;
     auto outcome = core::place(req);
     for (const auto& w : outcome.warnings) std::cerr << "warning: " << w << "\n";
     if (args->json)

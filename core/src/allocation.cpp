@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "gpuslice/core/mig.hpp"
+
 namespace gpuslice::core {
 
 int32_t memory_ratio_of(int64_t bytes, int64_t card_bytes) {
@@ -57,6 +59,15 @@ std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation,
     u.cores = std::max(u.cores, p.usage.cores);
     u.memory_ratio = std::max(u.memory_ratio, p.usage.memory_ratio);
   }
+  // Every MIG instance is held while the pod runs, an init container's too:
+  // HAMi reads all of a pod's reservations back (getNodesUsage), whatever
+  // the peak of its memory.
+  for (const auto& container : allocation.containers)
+    for (const auto& g : container)
+      if (g.is_mig()) slot_of(out, g.device).mig_slices += mig_slice_counts(g.mig_placement);
+  for (const auto& h : allocation.mig_held)
+    slot_of(out, h.device).mig_slices += mig_slice_counts(h.placement);
+  for (int card : allocation.closes_cards) slot_of(out, card).closed_by += 1;
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.device < b.device; });
   return out;
 }

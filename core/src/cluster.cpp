@@ -16,14 +16,32 @@ uint64_t Cluster::next_epoch() {
 }
 
 namespace {
+// Whether every slice's count in `held` is at least the one in `released`.
+bool holds_slices(uint64_t held, uint64_t released) {
+  for (int k = 0; k < 8; ++k)
+    if (((held >> (8 * k)) & 0xffu) < ((released >> (8 * k)) & 0xffu)) return false;
+  return true;
+}
+
+// A MIG-mode card's profiles, as the shape key spells them.
+std::string mig_key(const Device& d) {
+  std::string key;
+  for (const auto& p : d.mig_profiles) {
+    key += fmt::format("[{}/{}/{}/{}", p.name, p.memory_mib, p.cores, p.slice_count);
+    for (const auto& pl : p.placements) key += fmt::format("@{}+{}", pl.start, pl.size);
+    key += ']';
+  }
+  return key;
+}
+
 // Everything about a node that fit and scoring read, except names and UUIDs.
 std::string shape_key(const Node& n) {
   std::string key =
       fmt::format("{}|{}|{}|{}|{}|{}|", n.model, n.capacity.cpu_milli, n.capacity.memory_mib,
                   n.gpu_isolation_provider, n.gpu_partition_honor, static_cast<int>(n.cards_from));
   for (const auto& d : n.devices)
-    key += fmt::format("{}/{}/{}/{}/{}/{}/{}/{}/{}/{};", d.type, d.vendor, d.slots, d.memory_mib, d.cores,
-                       d.numa, d.pcie, d.mode, d.healthy, d.index);
+    key += fmt::format("{}/{}/{}/{}/{}/{}/{}/{}/{}/{}{};", d.type, d.vendor, d.slots, d.memory_mib, d.cores,
+                       d.numa, d.pcie, d.mode, d.healthy, d.index, mig_key(d));
   for (const auto& p : n.gpu_partitions)
     key += fmt::format("p{}/{}/{};", fmt::join(p.minors, ","), p.allocation_score,
                        p.ring_bus_bandwidth.value_or(-1));
@@ -137,7 +155,8 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
     for (const auto& c : charges) {
       const auto& u = base[c.device];
       if (u.slots < c.usage.slots || u.memory_mib < c.usage.memory_mib || u.cores < c.usage.cores ||
-          u.memory_ratio < c.usage.memory_ratio || u.memory_bytes() < c.usage.memory_bytes())
+          u.memory_ratio < c.usage.memory_ratio || u.memory_bytes() < c.usage.memory_bytes() ||
+          u.closed_by < c.usage.closed_by || !holds_slices(u.mig_slices, c.usage.mig_slices))
         throw std::logic_error(
             fmt::format("release of more than is held on node '{}' card {}", node.name, c.device));
     }
@@ -151,6 +170,13 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
     u.cores += sign * c.usage.cores;
     u.memory_ratio += sign * c.usage.memory_ratio;
     u.memory_sub_mib += sign * c.usage.memory_sub_mib;
+    u.closed_by += sign * c.usage.closed_by;
+    // Per-slice counts in byte lanes: adding or taking away lane by lane
+    // never carries, as each lane stays within 0..255 (checked above).
+    if (sign > 0)
+      u.mig_slices += c.usage.mig_slices;
+    else
+      u.mig_slices -= c.usage.mig_slices;
   }
   host_used_[id].cpu_milli += sign * host.cpu_milli;
   host_used_[id].memory_mib += sign * host.memory_mib;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <stdexcept>
 
 #include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/topology.hpp"
@@ -66,6 +67,47 @@ std::optional<Reason> pre_numa_check(const Node& node, const Device& dev, const 
   return std::nullopt;
 }
 
+// HAMi v2.10 score.go isMIGRequest: an NVIDIA request whose vgpu-mode
+// allows "mig" (or says nothing) on a node with a MIG-mode card. Such a
+// request may take several instances of one card, so the count of cards
+// does not bound it (PR #2724).
+bool is_mig_request(const Node& node, const PodRequest& pod, const ContainerRequest& req) {
+  if (req.vendor != "NVIDIA") return false;
+  if (!pod.selectors.vgpu_mode.empty() && pod.selectors.vgpu_mode.find("mig") == std::string::npos)
+    return false;
+  return std::any_of(node.devices.begin(), node.devices.end(),
+                     [](const Device& d) { return d.vendor == "NVIDIA" && d.is_mig(); });
+}
+
+// HAMi v2.10 CustomFilterRule on a MIG-mode card: this container's earlier
+// picks on the card take their instances first, in pick order, then one
+// more instance holding `memreq` must find a profile and a free placement.
+bool mig_filter(const Device& dev, int d, const DeviceUsage& used, const std::vector<DeviceGrant>& picks,
+                int64_t memreq) {
+  uint32_t taken = mig_taken_mask(used.mig_slices);
+  for (const auto& p : picks) {
+    if (p.device != d) continue;
+    auto choice = select_mig_candidate(dev.mig_profiles, taken, p.memory_mib);
+    if (!choice) return false;
+    taken |= mig_placement_mask(choice->placement);
+  }
+  return select_mig_candidate(dev.mig_profiles, taken, memreq).has_value();
+}
+
+// HAMi v2.10 AddResourceUsage on a MIG-mode card: the instance is chosen
+// again against what the card holds now (Fit chose the same way, so they
+// agree) and the grant carries the profile's memory and compute, not the
+// request's.
+void take_mig_instance(const Device& dev, const DeviceUsage& used, DeviceGrant& grant) {
+  auto choice = select_mig_candidate(dev.mig_profiles, mig_taken_mask(used.mig_slices), grant.memory_mib);
+  if (!choice) throw std::logic_error("MIG profile and placement allocation failed");
+  const MigProfile& profile = dev.mig_profiles[static_cast<size_t>(choice->profile)];
+  grant.memory_mib = profile.memory_mib;
+  grant.cores = profile.cores;
+  grant.mig_profile = choice->profile;
+  grant.mig_placement = choice->placement;
+}
+
 // One container on one node (HAMi fitInDevices + nvidia Fit). On success
 // the picks are charged to `usage`.
 bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const PodRequest& pod,
@@ -76,7 +118,7 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
   // Only the request's vendor's cards take part (HAMi getNodeResources).
   const int cards = static_cast<int>(std::count_if(n.devices.begin(), n.devices.end(),
                                                    [&](const Device& d) { return d.vendor == req.vendor; }));
-  if (req.count > cards) {
+  if (req.count > cards && !is_mig_request(n, pod, req)) {
     refusal.add_node_wide(Reason::NodeInsufficientDevice);
     return false;
   }
@@ -91,6 +133,10 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
     const int d = s.order[static_cast<size_t>(i)];
     const Device& dev = n.devices[static_cast<size_t>(d)];
     if (dev.vendor != req.vendor) continue;
+    if (usage[static_cast<size_t>(d)].closed_by > 0) {
+      tally.add(Reason::CardNotHealth);
+      continue;
+    }
     if (auto r = pre_numa_check(n, dev, pod.selectors)) {
       tally.add(*r);
       continue;
@@ -122,11 +168,18 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
       tally.add(*r);
       continue;
     }
+    if (dev.is_mig() && !mig_filter(dev, d, usage[static_cast<size_t>(d)], s.picks, memreq)) {
+      tally.add(Reason::CardMigTopologyInfeasible);
+      continue;
+    }
     if (remaining > 0) {
       if (!policy.topology) --remaining;
       s.picks.push_back({d, memreq, cores});
     }
     if (remaining == 0 && !policy.topology) break;
+    // A MIG-mode card is tried again until it holds no further instance
+    // (HAMi's i++): a multi-card request packs one card first.
+    if (dev.is_mig()) ++i;
   }
 
   bool ok = !policy.topology && remaining == 0 && req.count > 0;
@@ -138,10 +191,17 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
       std::vector<int> eligible;
       for (const auto& p : s.picks) eligible.push_back(p.device);
       auto chosen = choose_by_topology(n, eligible, req.count);
+      // Each chosen card takes one pick of it: a MIG card may be picked
+      // more than once (several instances), a card otherwise once.
       std::vector<DeviceGrant> kept;
+      std::vector<bool> used(s.picks.size(), false);
       for (int c : chosen)
-        for (const auto& p : s.picks)
-          if (p.device == c) kept.push_back(p);
+        for (size_t k = 0; k < s.picks.size(); ++k)
+          if (!used[k] && s.picks[k].device == c) {
+            used[k] = true;
+            kept.push_back(s.picks[k]);
+            break;
+          }
       s.picks = std::move(kept);
       ok = true;
     }
@@ -152,8 +212,13 @@ bool fit_container(const NodeView& node, std::vector<DeviceUsage>& usage, const 
     refusal = Refusal(tally, cards);
     return false;
   }
-  for (const auto& p : s.picks) {
+  for (auto& p : s.picks) {
     auto& u = usage[static_cast<size_t>(p.device)];
+    const Device& dev = n.devices[static_cast<size_t>(p.device)];
+    if (dev.is_mig()) {
+      take_mig_instance(dev, u, p);
+      u.mig_slices += mig_slice_counts(p.mig_placement);
+    }
     u.slots += 1;
     u.memory_mib += p.memory_mib;
     u.cores += p.cores;

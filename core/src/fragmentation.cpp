@@ -109,7 +109,9 @@ std::vector<TypicalPod> typical_pods(size_t count, const std::function<const Pod
 }
 
 int64_t card_free_milli(const Device& device, const DeviceUsage& used) {
-  if (!device.healthy || used.slots >= device.slots) return 0;
+  // A card closed while a pod's MIG reservations cannot be read is as
+  // unhealthy as HAMi marks it.
+  if (!device.healthy || used.closed_by > 0 || used.slots >= device.slots) return 0;
   int64_t free = 1000;
   if (device.cores > 0)
     free = std::min(free, 1000 * std::max<int64_t>(0, device.cores - used.cores) / device.cores);
@@ -195,6 +197,23 @@ double FragmentationModel::node_fragment(const NodeView& node, std::span<const D
   return fragment;
 }
 
+namespace {
+// Instances the usable cards give a demand: one per card, but a MIG-mode
+// card as many as its free slices hold (HAMi's Fit packs a multi-card
+// request on one MIG card).
+int instances_on(const Node& n, std::span<const DeviceUsage> usage, uint64_t usable, const int64_t* memreq,
+                 int wanted) {
+  // One per card already gives enough: the common case, a popcount.
+  if (count_bits(usable) >= wanted) return wanted;
+  int count = 0;
+  for (uint64_t bits = usable; bits; bits &= bits - 1) {
+    const auto d = static_cast<size_t>(std::countr_zero(bits));
+    count += n.devices[d].is_mig() ? mig_instance_count(n.devices[d], usage[d], memreq[d]) : 1;
+  }
+  return count;
+}
+}  // namespace
+
 double FragmentationModel::compute(const NodeView& node, std::span<const DeviceUsage> usage,
                                    const HostResources& host_used) {
   const Node& n = *node.node;
@@ -225,8 +244,9 @@ double FragmentationModel::compute(const NodeView& node, std::span<const DeviceU
   }
   for (size_t t = 0; t < typical_.size(); ++t) {
     const uint64_t usable = room[demand_of_[t]] & f.admitted[t];
-    const bool fits =
-        count_bits(usable) >= count_of_[t] && host_cpu_has_room(n, host_used, typical_[t].pod.host);
+    const bool fits = instances_on(n, usage, usable, f.memreq.data() + demand_of_[t] * cards, count_of_[t]) >=
+                          count_of_[t] &&
+                      host_cpu_has_room(n, host_used, typical_[t].pod.host);
     int64_t unusable = free_total;
     if (fits)
       for (uint64_t bits = usable; bits; bits &= bits - 1)

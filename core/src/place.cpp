@@ -11,6 +11,7 @@
 #include "gpuslice/core/codec/kai.hpp"
 #include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
+#include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
@@ -116,6 +117,9 @@ void record_binding(PlaceOutcome& out, Dialect dialect) {
     case Dialect::Hami:
       out.allocation_annotation = codec::encode_allocation(a, node);
       out.annotations = {{std::string(codec::kAllocatedAnnotation), out.allocation_annotation}};
+      // HAMi v2.10 PatchAnnotations: the MIG reservations beside the grants.
+      if (auto mig = codec::encode_mig_allocations(a, node); !mig.empty())
+        out.annotations.emplace_back(std::string(codec::kMigAllocationsAnnotation), std::move(mig));
       break;
     case Dialect::Koordinator:
       if (a.empty()) break;

@@ -9,8 +9,10 @@
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/kai.hpp"
 #include "gpuslice/core/codec/koordinator.hpp"
+#include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policies/kai.hpp"
+#include "placed_mig.hpp"
 
 namespace gpuslice::core {
 
@@ -49,6 +51,13 @@ void read_hami(const Cluster& cluster, const codec::PodDocument& doc, const std:
   p.role = PlacedRole::Hami;
   p.node = *id;
   p.allocation = codec::resolve_allocation(text, node, doc.request.init_containers.size());
+  const std::string mig_error = read_mig_reservations(node, doc.mig_allocations, p.allocation);
+  if (!mig_error.empty() || !p.allocation.closes_cards.empty())
+    warnings.push_back(fmt::format(
+        "{}:{}: metadata.annotations.{}: pod '{}': {}{} card(s) closed while it runs, as HAMi fails closed",
+        source, doc.mig_allocations_line ? doc.mig_allocations_line : allocated_line,
+        codec::kMigAllocationsAnnotation, name, mig_error.empty() ? "" : mig_error + "; ",
+        p.allocation.closes_cards.size()));
 }
 
 // A bound pod with DeviceShare's annotation holds what it says.

@@ -34,6 +34,8 @@ std::string_view reason_name(Reason r) {
       return "AllocatedCardsInsufficientRequest";
     case Reason::NodeInsufficientDevice:
       return "NodeInsufficientDevice";
+    case Reason::CardMigTopologyInfeasible:
+      return "CardMigTopologyInfeasible";
     case Reason::InsufficientCpu:
       return "Insufficient cpu";
     case Reason::InsufficientMemory:

@@ -78,7 +78,7 @@ void register_cli(CLI::App& app) {
       throw core::InputError("command line", 0, "scenario", "give SCENARIO.yaml, or --snapshot and --add");
     } else if (!a->add.empty() || a->snapshot.snapshot_only_given()) {
       throw core::InputError("command line", 0, "--snapshot",
-                             "--add, --cordon and --assume-duration go with --snapshot");
+                             "--add, --cordon, --assume-duration and --device-config go with --snapshot");
     }
     for (const auto& s : a->sets) {
       const auto eq = s.find('=');

@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/core/codec/device_config.hpp"
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/decision_state.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
@@ -24,6 +26,7 @@ struct ServeFlags {
   std::string metrics_listen = ":9395";
   std::string policy = "hami";
   std::string tls_cert, tls_key;
+  std::string device_config;
   double reservation_ttl_s = 60;
   size_t max_body_bytes = 64u << 20;
   size_t full_report_nodes = StateOptions{}.full_report_nodes;
@@ -52,6 +55,9 @@ void run(const ServeFlags& f) {
   o.max_body_bytes = f.max_body_bytes;
 
   o.webhook.scheduler_name = f.scheduler_name;
+  if (!f.device_config.empty())
+    o.webhook.defaults =
+        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config).requests;
   so.defaults = o.webhook.defaults;
 
   // Where the cluster lives: a snapshot served from memory (filter reserves,
@@ -123,6 +129,9 @@ void register_cli(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--policy", flags->policy, "hami (follows the pod's annotations), fgd, bestfit, ...")
       ->capture_default_str();
+  cmd->add_option("--device-config", flags->device_config,
+                  "HAMi's device-config.yaml (resource names, request defaults, migProfileAllowlist), "
+                  "validated as HAMi does; default: the Helm chart's");
   cmd->add_option("--tls-cert", flags->tls_cert, "serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", flags->tls_key, "private key for --tls-cert (PEM)");
   cmd->add_option("--reservation-ttl", flags->reservation_ttl_s,

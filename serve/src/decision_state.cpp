@@ -10,6 +10,7 @@
 #include "api_objects.hpp"
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
+#include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policies/hami.hpp"
 #include "refusal_memo.hpp"
@@ -18,6 +19,30 @@
 namespace gpuslice::serve {
 
 namespace {
+
+// A held pod's MIG instances across a node list reload: the grants text
+// carries no placement, so each grant keeps its instance where its card is
+// still in MIG mode with a profile of that name (otherwise the instance is
+// gone with the registration, as the grant's memory would be).
+void keep_mig_instances(const core::PodAllocation& before, const core::Node& old_node, const core::Node& node,
+                        core::PodAllocation& after) {
+  for (size_t c = 0; c < before.containers.size() && c < after.containers.size(); ++c)
+    for (size_t k = 0; k < before.containers[c].size() && k < after.containers[c].size(); ++k) {
+      const core::DeviceGrant& was = before.containers[c][k];
+      core::DeviceGrant& now = after.containers[c][k];
+      if (!was.is_mig() || was.mig_profile < 0) continue;
+      const auto& name = old_node.devices[static_cast<size_t>(was.device)]
+                             .mig_profiles[static_cast<size_t>(was.mig_profile)]
+                             .name;
+      const core::Device& card = node.devices[static_cast<size_t>(now.device)];
+      for (size_t p = 0; p < card.mig_profiles.size(); ++p)
+        if (card.is_mig() && card.mig_profiles[p].name == name) {
+          now.mig_profile = static_cast<int32_t>(p);
+          now.mig_placement = was.mig_placement;
+          break;
+        }
+    }
+}
 
 constexpr const char* kNodeLockAnnotation = "hami.io/mutex.lock";  // pkg/util/nodelock
 constexpr const char* kAssignedTimeAnnotation = "hami.io/vgpu-time";
@@ -236,8 +261,10 @@ void DecisionState::rebuild() {
     if (!id) continue;
     try {
       const std::string text = core::codec::encode_allocation(h.holding.allocation, old.node(h.holding.node));
-      h.holding.allocation = core::codec::resolve_allocation(
+      core::PodAllocation moved = core::codec::resolve_allocation(
           core::codec::decode_allocation_text(text), cluster_.node(*id), h.request.init_containers.size());
+      keep_mig_instances(h.holding.allocation, old.node(h.holding.node), cluster_.node(*id), moved);
+      h.holding.allocation = std::move(moved);
       h.holding.node = *id;
       auto& placed = held_.emplace(key, std::move(h)).first->second;
       charge(placed);
@@ -456,7 +483,7 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
   }
 
   core::Decision decision;
-  std::string node_name, allocation;
+  std::string node_name, allocation, mig_allocations;
   uint64_t generation = 0;
   const std::string key = key_of(ref.uid, ref.namespace_name, ref.name);
   {
@@ -509,6 +536,7 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
       const core::Node& node = cluster_.node(*decision.node);
       node_name = node.name;
       allocation = core::codec::encode_allocation(decision.allocation, node);
+      mig_allocations = core::codec::encode_mig_allocations(decision.allocation, node);
       generation = ++generation_;
       Held held{core::Holding{*decision.node, decision.allocation, pod.host},
                 Kind::Reserved,
@@ -572,6 +600,9 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
                                 {kAssignedTimeAnnotation, std::to_string(unix_seconds(now()))},
                                 {core::codec::kToAllocateAnnotation, allocation},
                                 {core::codec::kAllocatedAnnotation, allocation}};
+  // HAMi v2.10 PatchAnnotations: a MIG grant's reservation beside it.
+  if (!mig_allocations.empty())
+    annotations[std::string(core::codec::kMigAllocationsAnnotation)] = mig_allocations;
   try {
     writer_.patch_pod_annotations(ref, annotations);
   } catch (const std::exception& e) {

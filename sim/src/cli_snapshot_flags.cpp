@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include "gpuslice/core/codec/device_config.hpp"
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/cli.hpp"
 
@@ -11,12 +13,19 @@ void add_snapshot_flags(CLI::App& cmd, SnapshotFlags& flags, const std::string& 
   cmd.add_option("--assume-duration", flags.assume_duration,
                  "with --snapshot: how long pods run (running ones from now), e.g. 2h, 45m, 3d; pods with "
                  "gpuslice.io/expected-duration keep theirs; default: they never leave");
+  cmd.add_option("--device-config", flags.device_config,
+                 "with --snapshot: HAMi's device-config.yaml (resource names, request defaults, "
+                 "migProfileAllowlist), validated as HAMi does; default: the Helm chart's");
 }
 
 SnapshotRunSpec snapshot_spec_of(const SnapshotFlags& flags) {
   SnapshotRunSpec spec;
   spec.snapshot = flags.snapshot;
   spec.cordon = flags.cordon;
+  if (!flags.device_config.empty())
+    spec.defaults = core::codec::parse_device_config(core::codec::read_text_file(flags.device_config),
+                                                     flags.device_config)
+                        .requests;
   if (!flags.assume_duration.empty()) {
     spec.assume_duration = parse_duration(flags.assume_duration);
     if (!spec.assume_duration)

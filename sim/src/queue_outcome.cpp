@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/html_page.hpp"
 #include "gpuslice/sim/metrics.hpp"
@@ -44,6 +45,17 @@ QueueOutcome queue_outcome(const PodRecord& pod, double end) {
     // A hand-edited pods.csv: the node is still known, the cards are not.
     o.cards.clear();
   }
+  try {
+    for (const auto& r : core::codec::decode_mig_allocations(pod.mig_allocations))
+      for (auto& c : o.cards)
+        if (c.uuid == r.gpu_uuid)
+          c.mig_instances.push_back(r.placement.size == 1
+                                        ? fmt::format("{} at slice {}", r.profile, r.placement.start)
+                                        : fmt::format("{} at slices {}-{}", r.profile, r.placement.start,
+                                                      r.placement.start + r.placement.size - 1));
+  } catch (const core::CodecError&) {
+    // We wrote it; cannot happen.
+  }
   return o;
 }
 
@@ -63,9 +75,13 @@ std::string outcome_text(const QueueOutcome& o) {
 
 std::string cards_html(const QueueOutcome& o) {
   std::string html;
-  for (const auto& c : o.cards)
-    html += fmt::format("<div><code>{}</code><div class=\"note\">{} MiB, {} % cores</div></div>",
-                        html::escape(c.uuid), c.memory_mib, c.cores);
+  for (const auto& c : o.cards) {
+    std::string mig;
+    for (const auto& instance : c.mig_instances)
+      mig += fmt::format("<div class=\"note\">MIG {}</div>", html::escape(instance));
+    html += fmt::format("<div><code>{}</code><div class=\"note\">{} MiB, {} % cores</div>{}</div>",
+                        html::escape(c.uuid), c.memory_mib, c.cores, mig);
+  }
   return html;
 }
 

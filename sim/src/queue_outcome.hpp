@@ -17,6 +17,8 @@ struct QueueOutcome {
     std::string uuid;
     int64_t memory_mib = 0;
     int32_t cores = 0;
+    // Its MIG instances, "1g.10gb at slice 3" (HAMi v2.10's reservations).
+    std::vector<std::string> mig_instances;
   };
   Kind kind = Kind::AtOnce;
   std::string node;

@@ -191,6 +191,8 @@ void print_table(const RunResult& r, std::ostream& out) {
           out, "    {:<28} -> {} {}{}\n      {}: {}\n", pod.name, pod.node, cards_of(pod.allocation),
           pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "",
           grants, pod.allocation);
+    if (pod.start >= 0 && !pod.mig_allocations.empty())
+      fmt::print(out, "      hami.io/vgpu-mig-allocations: {}\n", pod.mig_allocations);
     else
       fmt::print(out, "    {:<28} {} ({}){}{}\n", pod.name,
                  pod.status == "refused" ? "refused" : "still pending", pod.reason,

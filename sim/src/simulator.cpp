@@ -13,6 +13,7 @@
 
 #include "card_use_log.hpp"
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -191,6 +192,7 @@ class Run {
     if (options_.records) {
       r.node = cluster_.node(*d.node).name;
       r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
+      r.mig_allocations = core::codec::encode_mig_allocations(d.allocation, cluster_.node(*d.node));
     }
     if (p.duration != kForever) leave_at(id, p.duration);
     running_on_node_[*d.node].push_back(id);
@@ -226,6 +228,7 @@ class Run {
     if (options_.records) {
       r.node = cluster_.node(*d.node).name;
       r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
+      r.mig_allocations = core::codec::encode_mig_allocations(d.allocation, cluster_.node(*d.node));
     }
     r.start = engine_.now();
     r.status = "running";
@@ -558,7 +561,7 @@ class Run {
       } else if (over_quota_limit(id)) {
         // Its namespace's limits are below the pod itself: no departure
         // makes room, so it would block a FIFO queue forever.
-        if (must_queue) try_place(id, true);
+        if (waits_behind) try_place(id, true);
         const std::string why = core::quota_shortfall(cluster_, quota_limits_, workload_[id].request);
         event(id, {"Warning", "NeverFits", why});
         if (records_[id].reason.empty()) records_[id].reason = "ResourceQuotaNotFit";

@@ -327,8 +327,9 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
   return read_snapshot(core::codec::KubeText::from_string(text, source), assume_duration, defaults);
 }
 
-ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration) {
-  return read_snapshot(core::codec::KubeText::from_file(path), assume_duration);
+ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration,
+                              const core::codec::RequestDefaults& defaults) {
+  return read_snapshot(core::codec::KubeText::from_file(path), assume_duration, defaults);
 }
 
 FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,
@@ -369,7 +370,7 @@ Scenario snapshot_scenario(const SnapshotRunSpec& spec) {
   } else {
     s.name = std::filesystem::path(spec.snapshot).stem().string();
   }
-  s.snapshot = load_snapshot(spec.snapshot, spec.assume_duration);
+  s.snapshot = load_snapshot(spec.snapshot, spec.assume_duration, spec.defaults);
   // kube-scheduler retries every pending pod on its own: one that does not
   // fit blocks nobody behind it.
   if (!queue_given) s.queue = QueueDiscipline::SkipAhead;

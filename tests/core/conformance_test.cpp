@@ -31,6 +31,10 @@ TEST_CASE("Topology-aware choice (calculate_score.go)", "[conformance][topology]
 }
 TEST_CASE("Pod requests and webhook defaults", "[conformance][requests]") { run_file("requests.yaml"); }
 TEST_CASE("Seed labs", "[conformance][seed]") { run_file("seed_labs.yaml"); }
+TEST_CASE("HAMi v2.10 MIG placement (pkg/device/nvidia mig_*_test.go, pkg/scheduler mig_allocation_test.go)",
+          "[conformance][mig]") {
+  run_file("mig.yaml");
+}
 TEST_CASE("Events a user reads", "[conformance][events]") { run_file("events.yaml"); }
 TEST_CASE(
     "HAMi namespace ResourceQuota (scheduler_test.go Test_ResourceQuota, quota_test.go, nvidia TestFitQuota)",

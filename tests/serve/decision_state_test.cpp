@@ -171,3 +171,33 @@ TEST_CASE("unknown nodes and pods that fit nowhere get HAMi's reasons", "[serve]
   CHECK_THAT(r.failed.at("gpu-t4-1"), Catch::Contains("CardInsufficientMemory"));
   CHECK(f.state->reservation_count() == 0);
 }
+
+TEST_CASE("on a MIG card a filter writes HAMi v2.10's reservation beside the grants, and holds its slices",
+          "[serve][state][mig]") {
+  Fixture f("tests/serve/data/mig-cluster.yaml");
+  const std::string gpu = "GPU-6a1f2c3e-9b7d-4e21-8c55-0f3b2a1d9e01";
+  const std::string two_1g = R"({"nvidia.com/gpu":"2","nvidia.com/gpumem":"9000"})";
+  FilterOutcome outcome{};
+  f.state->filter(args_for("infer-0", "u1", two_1g, {"h100-mig-1"}), &outcome);
+  REQUIRE(outcome == FilterOutcome::Placed);
+  auto ann = f.writer.pod_annotations("default", "infer-0");
+  CHECK(ann["hami.io/vgpu-devices-allocated"] == gpu + ",NVIDIA,9984,13:" + gpu + ",NVIDIA,9984,13:;");
+  CHECK(
+      ann["hami.io/vgpu-mig-allocations"] ==
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":")" + gpu +
+          R"(","profile":"1g.10gb","placement":{"start":3,"size":1}},{"containerIndex":0,"deviceIndex":1,"gpuUUID":")" +
+          gpu + R"(","profile":"1g.10gb","placement":{"start":2,"size":1}}])");
+  // The reservation holds slices 2 and 3: the next 1g goes to slice 1.
+  f.state->filter(
+      args_for("infer-1", "u2", R"({"nvidia.com/gpu":"1","nvidia.com/gpumem":"9000"})", {"h100-mig-1"}),
+      &outcome);
+  REQUIRE(outcome == FilterOutcome::Placed);
+  ann = f.writer.pod_annotations("default", "infer-1");
+  CHECK(ann["hami.io/vgpu-mig-allocations"] ==
+        R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":")" + gpu +
+            R"(","profile":"1g.10gb","placement":{"start":1,"size":1}}])");
+  // A pod on a hami-core node gets no MIG annotation (HAMi writes none).
+  Fixture plain;
+  plain.state->filter(args_for("vllm-0", "u1", kSlice), &outcome);
+  CHECK_FALSE(plain.writer.pod_annotations("default", "vllm-0").contains("hami.io/vgpu-mig-allocations"));
+}

@@ -11,6 +11,7 @@
 #include "gpuslice/core/codec/kai.hpp"
 #include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
+#include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/codec/registration.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -450,6 +451,9 @@ PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefault
     else if (key == kAllocatedAnnotation) {
       pd.allocated = v;
       pd.allocated_line = doc.ctx.line_of(vn.at);
+    } else if (key == kMigAllocationsAnnotation) {
+      pd.mig_allocations = v;
+      pd.mig_allocations_line = doc.ctx.line_of(vn.at);
     } else if (key == kExpectedDurationAnnotation) {
       pd.expected_duration = v;
       pd.expected_duration_line = doc.ctx.line_of(vn.at);

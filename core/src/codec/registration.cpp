@@ -57,6 +57,69 @@ void validate(const Device& d) {
   if (d.index < 0) throw CodecError(fmt::format("device '{}': index must not be negative", d.uuid));
 }
 
+// HAMi v2.10's migProfiles of one card (devices.go MigProfile): the wire
+// names, null or absent placements read as none, unknown keys ignored (as
+// Go's decoder does). What NVML could never report is refused: a profile
+// without a name, negative memory or compute, memory past the card's, a
+// placement of no slice or past the card's slices, or two placements of
+// one profile on a shared slice.
+std::vector<MigProfile> decode_mig_profiles(const json& item, const Device& d) {
+  std::vector<MigProfile> out;
+  auto list = item.find("migProfiles");
+  if (list == item.end() || list->is_null()) return out;
+  if (!list->is_array())
+    throw CodecError(fmt::format("device '{}': field 'migProfiles' must be an array", d.uuid));
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& entry = (*list)[i];
+    const std::string where = fmt::format("device '{}': migProfiles[{}]", d.uuid, i);
+    if (!entry.is_object()) throw CodecError(where + " must be an object");
+    MigProfile p;
+    try {
+      p.name = json_string(entry, "name");
+      p.memory_mib = json_int<int32_t>(entry, "memoryMB", 0);
+      p.cores = json_int<int32_t>(entry, "core", 0);
+      p.slice_count = json_int<uint32_t>(entry, "sliceCount", 0);
+    } catch (const CodecError& e) {
+      throw CodecError(fmt::format("{}: {}", where, e.what()));
+    }
+    if (p.name.empty()) throw CodecError(where + ": field 'name' must not be empty");
+    if (p.memory_mib < 0 || p.cores < 0)
+      throw CodecError(where + ": fields 'memoryMB' and 'core' must not be negative");
+    if (p.memory_mib > d.memory_mib)
+      throw CodecError(fmt::format("{} ('{}'): memoryMB {} exceeds the card's devmem {}", where, p.name,
+                                   p.memory_mib, d.memory_mib));
+    auto placements = entry.find("placements");
+    if (placements != entry.end() && !placements->is_null()) {
+      if (!placements->is_array()) throw CodecError(where + ": field 'placements' must be an array");
+      for (size_t k = 0; k < placements->size(); ++k) {
+        const json& pl = (*placements)[k];
+        const std::string at = fmt::format("{}.placements[{}]", where, k);
+        if (!pl.is_object()) throw CodecError(at + " must be an object");
+        MigPlacement placement;
+        try {
+          placement.start = json_int<uint32_t>(pl, "start", 0);
+          placement.size = json_int<uint32_t>(pl, "size", 0);
+        } catch (const CodecError& e) {
+          throw CodecError(fmt::format("{}: {}", at, e.what()));
+        }
+        if (placement.size == 0) throw CodecError(at + ": field 'size' must not be 0");
+        if (placement.start >= kMigSlices || placement.size > kMigSlices - placement.start)
+          throw CodecError(fmt::format("{} (start {}, size {}) exceeds the card's {} memory slices", at,
+                                       placement.start, placement.size, kMigSlices));
+        for (size_t o = 0; o < p.placements.size(); ++o) {
+          const MigPlacement& other = p.placements[o];
+          if (placement.start < other.start + other.size && other.start < placement.start + placement.size)
+            throw CodecError(fmt::format("{} (start {}, size {}) overlaps placements[{}] (start {}, size {})",
+                                         at, placement.start, placement.size, o, other.start, other.size));
+        }
+        p.placements.push_back(placement);
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 std::vector<Device> decode_json(std::string_view text) {
   json doc;
   try {
@@ -85,6 +148,7 @@ std::vector<Device> decode_json(std::string_view text) {
     std::string vendor = json_string(item, "devicevendor");
     if (!vendor.empty()) d.vendor = vendor;
     validate(d);
+    d.mig_profiles = decode_mig_profiles(item, d);
     out.push_back(std::move(d));
   }
   return out;
@@ -140,6 +204,28 @@ std::string encode_registration_json(const std::vector<Device>& devices) {
     if (!d.type.empty()) o["type"] = d.type;
     if (d.numa != 0) o["numa"] = d.numa;
     if (!d.mode.empty()) o["mode"] = d.mode;
+    // HAMi v2.10 MarshalNodeDevices: migProfiles omitted when empty; each
+    // profile's fields always written (no omitempty), placements null when none.
+    if (!d.mig_profiles.empty()) {
+      nlohmann::ordered_json profiles = nlohmann::ordered_json::array();
+      for (const auto& p : d.mig_profiles) {
+        nlohmann::ordered_json po;
+        po["name"] = p.name;
+        po["memoryMB"] = p.memory_mib;
+        po["core"] = p.cores;
+        po["sliceCount"] = p.slice_count;
+        nlohmann::ordered_json placements = nullptr;
+        for (const auto& pl : p.placements) {
+          nlohmann::ordered_json plo;
+          plo["start"] = pl.start;
+          plo["size"] = pl.size;
+          placements.push_back(std::move(plo));
+        }
+        po["placements"] = std::move(placements);
+        profiles.push_back(std::move(po));
+      }
+      o["migProfiles"] = std::move(profiles);
+    }
     if (d.healthy) o["health"] = true;
     arr.push_back(std::move(o));
   }

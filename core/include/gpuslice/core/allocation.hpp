@@ -19,6 +19,12 @@ struct DeviceGrant {
   int32_t cores = 0;
   int32_t memory_ratio = kRatioFromMemory;  // Koordinator's gpu-memory-ratio granted
   int32_t memory_sub_mib = 0;               // bytes granted past memory_mib whole MiB (Koordinator)
+  // A MIG instance (HAMi v2.10): the placement it holds (size 0: not MIG)
+  // and its profile's position in the card's mig_profiles (-1: a
+  // read-back reservation naming a profile the card does not register).
+  int32_t mig_profile = -1;
+  MigPlacement mig_placement{};
+  bool is_mig() const { return mig_placement.size != 0; }
   int64_t memory_bytes() const { return memory_mib * DeviceUsage::kMiB + memory_sub_mib; }
   friend bool operator==(const DeviceGrant&, const DeviceGrant&) = default;
 };
@@ -27,11 +33,24 @@ struct DeviceGrant {
 // fillGPUTotalMem computes it (float64 division, truncated).
 int32_t memory_ratio_of(int64_t bytes, int64_t card_bytes);
 
+// A MIG instance a running pod holds that none of its grants carries: a
+// reservation read back from hami.io/vgpu-mig-allocations that pairs with
+// no grant still occupies its slices (HAMi getNodesUsage's leftovers).
+struct MigHold {
+  int device = 0;
+  MigPlacement placement{};
+  friend bool operator==(const MigHold&, const MigHold&) = default;
+};
+
 // One entry per container, init containers first; a container without
 // devices is an empty entry (the annotation keeps the index mapping).
 struct PodAllocation {
   std::vector<std::vector<DeviceGrant>> containers;
   size_t init_count = 0;
+  // Cards this running pod closes (HAMi v2.10 getNodesUsage marks them
+  // unhealthy): its MIG reservations there could not be read back.
+  std::vector<int> closes_cards{};
+  std::vector<MigHold> mig_held{};
   bool empty() const {
     for (const auto& c : containers)
       if (!c.empty()) return false;

@@ -13,6 +13,7 @@
 #include "gpuslice/core/allocation.hpp"
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
+#include "gpuslice/core/mig.hpp"
 #include "gpuslice/core/reasons.hpp"
 #include "gpuslice/core/request.hpp"
 
@@ -59,9 +60,12 @@ inline std::optional<Reason> capacity_check(const Device& dev, const DeviceUsage
 }
 
 // Whether a card at `used` has room for a container asking `cores` and
-// `memreq` MiB of it (no mutex), for callers that know the MiB per card.
+// `memreq` MiB of it (no mutex), for callers that know the MiB per card. A
+// MIG-mode card also needs a profile holding `memreq` with a free
+// placement, and a closed card (unreadable MIG reservations) has none.
 inline bool card_has_room(const Device& dev, const DeviceUsage& used, int32_t cores, int64_t memreq) {
-  return !capacity_check(dev, used, cores, memreq, false);
+  if (capacity_check(dev, used, cores, memreq, false) || used.closed_by > 0) return false;
+  return !dev.is_mig() || mig_has_room(dev, used, memreq);
 }
 
 // Whether the node's host has room for the pod's CPU and memory (each

@@ -11,6 +11,30 @@
 
 namespace gpuslice::core {
 
+// One place a MIG instance may sit on a card, in memory slices (NVML's
+// GetGpuInstancePossiblePlacements): slices [start, start + size).
+struct MigPlacement {
+  uint32_t start = 0;
+  uint32_t size = 0;
+  friend bool operator==(const MigPlacement&, const MigPlacement&) = default;
+};
+
+// Every MIG-capable card has at most this many memory slices (A30: 4;
+// A100, H100, H200, B200: 8); a placement past it exceeds the card.
+inline constexpr uint32_t kMigSlices = 8;
+
+// A MIG profile a MIG-mode card registers (HAMi v2.10 MigProfile, the
+// node's migProfiles): its name from the device config's allowlist, its
+// memory and compute share (percent) from NVML, and where it may sit.
+struct MigProfile {
+  std::string name;  // e.g. "1g.10gb"
+  int32_t memory_mib = 0;
+  int32_t cores = 0;
+  uint32_t slice_count = 0;
+  std::vector<MigPlacement> placements{};  // NVML's order
+  friend bool operator==(const MigProfile&, const MigProfile&) = default;
+};
+
 // One physical card as a node registers it (hami.io/node-nvidia-register),
 // or as a Koordinator Device CR or KAI's node labels describe it (the
 // dialect codecs fill what their source says; docs/dialects.md).
@@ -29,6 +53,10 @@ struct Device {
   std::string pcie;
   std::string mode = "hami-core";
   bool healthy = false;  // HAMi omits false in JSON, so absent means unhealthy
+  // A MIG-mode card's profiles in registration order (read only when
+  // mode is "mig": HAMi v2.10 places instances of them, docs/simulator.md).
+  std::vector<MigProfile> mig_profiles{};
+  bool is_mig() const { return mode == "mig"; }
 };
 
 // What placed pods hold on one card. memory_mib counts whole MiB; a grant
@@ -43,6 +71,14 @@ struct DeviceUsage {
   int32_t cores = 0;
   int32_t memory_ratio = 0;
   int64_t memory_sub_mib = 0;
+  // Running pods whose MIG reservations on this card cannot be read: HAMi
+  // v2.10 marks the card unhealthy while they run (getNodesUsage fails closed).
+  int32_t closed_by = 0;
+  // MIG instances per memory slice, one byte per slice (slice k in bits
+  // 8k..8k+7): a slice is taken while its count is not zero. Counts, not a
+  // mask, so a pod's release frees only what it held (an init and an app
+  // container may hold overlapping instances, as HAMi lets them).
+  uint64_t mig_slices = 0;
   int64_t memory_bytes() const { return memory_mib * kMiB + memory_sub_mib; }
   static constexpr int64_t kMiB = int64_t{1} << 20;
   friend bool operator==(const DeviceUsage&, const DeviceUsage&) = default;

@@ -26,6 +26,8 @@ enum class Reason : uint8_t {
   ResourceQuotaNotFit,
   AllocatedCardsInsufficientRequest,
   NodeInsufficientDevice,
+  // HAMi v2.10: no MIG profile holding the request has a free placement.
+  CardMigTopologyInfeasible,
   // Host dimensions, as kube-scheduler's NodeResourcesFit words them.
   InsufficientCpu,
   InsufficientMemory,

@@ -57,6 +57,9 @@ struct PodRecord {
   int preempted = 0;      // times it was evicted by a higher-priority pod
   std::string shortfall;  // snapshot runs, pods not placed: how close the best card comes
   bool starting = false;  // a snapshot's pod placed before the run: no row in pods.csv
+  // HAMi v2.10's hami.io/vgpu-mig-allocations when the pod holds MIG
+  // instances (report.html and the terminal show them; pods.csv does not).
+  std::string mig_allocations;
 };
 
 struct EventRecord {

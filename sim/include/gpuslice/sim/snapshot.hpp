@@ -84,7 +84,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
 ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
                                std::optional<double> assume_duration = std::nullopt,
                                const core::codec::RequestDefaults& defaults = {});
-ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration = std::nullopt);
+ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration = std::nullopt,
+                              const core::codec::RequestDefaults& defaults = {});
 
 // "90s", "45m", "2h30m", "1.5h", "3d", "3600" (seconds) -> seconds; nullopt
 // when unreadable or not positive.
@@ -100,6 +101,8 @@ struct SnapshotRunSpec {
   std::vector<std::string> add_nodes;     // NODE.yaml:COUNT
   std::vector<std::string> cordon;        // node names
   std::optional<double> assume_duration;  // seconds
+  // HAMi's device config (--device-config): how the pods' requests read.
+  core::codec::RequestDefaults defaults;
 };
 
 // The fleet group of an added node file (one Node manifest, copied `count`

@@ -53,6 +53,8 @@ struct PodDocument {
   std::string assigned_node;  // hami.io/vgpu-node (placed pods)
   std::string allocated;      // hami.io/vgpu-devices-allocated (placed pods)
   int allocated_line = 0;
+  std::string mig_allocations;  // hami.io/vgpu-mig-allocations (HAMi v2.10 MIG reservations)
+  int mig_allocations_line = 0;
   std::string phase;      // status.phase ("" when absent)
   std::string node_name;  // spec.nodeName: where Kubernetes bound it (any pod)
   // metadata.creationTimestamp as written (RFC 3339), for queue order.
