@@ -117,7 +117,7 @@ TEST_CASE("preemption: off, Never and equal priorities preempt nobody", "[sim][p
   }
 }
 
-TEST_CASE("preemption: a bare pod preempted ends; the queue is by priority", "[sim][preemption]") {
+TEST_CASE("preemption: a bare pod preempted ends - the queue is by priority", "[sim][preemption]") {
   SECTION("bare victim") {
     const RunResult r = run(wrong_victim("small-batch: {gpu: 1, gpumem: 2000}",
                                          "small-batch: {gpu: 1, gpumem: 2000, controller: false}"),
