@@ -6,6 +6,7 @@
 
 #include "gpuslice/sim/headline.hpp"
 #include "gpuslice/sim/html_page.hpp"
+#include "gpuslice/sim/metrics.hpp"
 
 namespace gpuslice::sim {
 
@@ -125,6 +126,14 @@ Group pods_group(const RunResult& run) {
       if (it->is_number())
         reasons += "<div>" + html::escape(fmt::format("{} × {}", it->get<long long>(), it.key())) + "</div>";
   if (!reasons.empty()) g.add("Why not placed", reasons, "refusals_by_reason", true);
+  if (const auto n = count(s, "preemptions"); n && *n > 0) {
+    std::string value = fmt::format("{} (mode {})", *n, text(s, "preemption"));
+    if (const auto lost = headline_value(s, "gpu_hours_lost_to_preemption"))
+      value += fmt::format(", {:.2f} GPU hours lost", *lost);
+    if (const auto ended = count(s, "preempted_not_running_again"); ended && *ended > 0)
+      value += fmt::format(", {} never ran again", *ended);
+    g.add("Preempted", html::escape(value), "preemptions, gpu_hours_lost_to_preemption", true);
+  }
   return g;
 }
 
@@ -138,6 +147,18 @@ Group waiting_group(const Json& s) {
     g.add("Counting",
           html::escape(plural(*waiting, "pod", "pods") + " still waiting, with their wait so far"),
           "pending_includes_waiting");
+  // By priority class, when priorities differ: what preemption trades.
+  if (s.contains("pending_seconds_by_priority_class") && s["pending_seconds_by_priority_class"].is_object())
+    for (auto it = s["pending_seconds_by_priority_class"].begin();
+         it != s["pending_seconds_by_priority_class"].end(); ++it) {
+      const Json& c = *it;
+      if (!c.is_object() || !c.contains("p95") || !c["p95"].is_number() || !c["max"].is_number()) continue;
+      g.add("Class " + html::escape(it.key()),
+            html::escape(fmt::format("p95 {}, longest {} ({} placements)",
+                                     human_duration(c["p95"].get<double>()),
+                                     human_duration(c["max"].get<double>()), c.value("placements", 0))),
+            "pending_seconds_by_priority_class", true);
+    }
   return g;
 }
 
