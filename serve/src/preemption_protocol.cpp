@@ -7,32 +7,16 @@
 #include <cctype>
 #include <limits>
 
+#include "go_fields.hpp"
+
 namespace gpuslice::serve {
 
 namespace {
 
 constexpr const char* kWhat = "ExtenderPreemptionArgs";
 
-bool same_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
-// A member by Go's rule (the exact name, else any case); null is absent.
-std::optional<simdjson::dom::element> member(simdjson::dom::object object, std::string_view name) {
-  simdjson::dom::element found;
-  bool have = object.at_key(name).get(found) == simdjson::SUCCESS;
-  if (!have)
-    for (auto [key, value] : object)
-      if (same_ignoring_case(key, name)) {
-        found = value;
-        have = true;
-        break;
-      }
-  if (!have || found.is_null()) return std::nullopt;
-  return found;
-}
+using go_fields::member;
 
 std::optional<simdjson::dom::element> member_at(simdjson::dom::element e, std::string_view name) {
   simdjson::dom::object o;

@@ -10,15 +10,13 @@
 #include <optional>
 #include <stdexcept>
 
+#include "go_fields.hpp"
+
 namespace gpuslice::serve {
 
 namespace {
 
-bool same_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
+using go_fields::same_ignoring_case;  // Go reads field names in any case
 
 nlohmann::json parse_object(std::string_view body, const char* what) {
   nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
@@ -54,21 +52,7 @@ const nlohmann::json* field(const nlohmann::json& object, std::string_view name)
 // any Node objects are small and go on to nlohmann, which the rest reads.
 namespace {
 
-// A member by Go's rule (exact name first, then any case); a JSON null
-// counts as absent, as Go leaves the field unset.
-std::optional<simdjson::dom::element> member(simdjson::dom::object object, std::string_view name) {
-  simdjson::dom::element found;
-  bool have = object.at_key(name).get(found) == simdjson::SUCCESS;
-  if (!have)
-    for (auto [key, value] : object)
-      if (same_ignoring_case(key, name)) {
-        found = value;
-        have = true;
-        break;
-      }
-  if (!have || found.is_null()) return std::nullopt;
-  return found;
-}
+using go_fields::member;
 
 nlohmann::json to_nlohmann(const simdjson::dom::element& e) {
   return nlohmann::json::parse(simdjson::to_string(e));
