@@ -739,7 +739,8 @@ class Run {
     s["preempted_not_running_again"] = ended_preempted;
     if (priorities_differ_) {
       nlohmann::ordered_json by_class = nlohmann::ordered_json::object();
-      for (auto& [label, waits] : waits_by_class_) {
+      for (auto& [label, by_label] : waits_by_class_) {
+        std::vector<double>& waits = by_label;  // a lambda may not capture a structured binding (clang)
         std::sort(waits.begin(), waits.end());
         auto rank = [&](double pct) {
           const size_t r = static_cast<size_t>(std::ceil(pct / 100.0 * static_cast<double>(waits.size())));
