@@ -37,7 +37,7 @@ QueueOutcome queue_outcome(const PodRecord& pod, double end) {
       for (const auto& g : container) {
         const std::string card(core::codec::card_of(g.uuid));
         auto it = std::find_if(o.cards.begin(), o.cards.end(), [&](const auto& c) { return c.uuid == card; });
-        if (it == o.cards.end()) it = o.cards.insert(o.cards.end(), {card, 0, 0});
+        if (it == o.cards.end()) it = o.cards.insert(o.cards.end(), {card, 0, 0, {}});
         it->memory_mib += g.memory_mib;
         it->cores += g.cores;
       }
