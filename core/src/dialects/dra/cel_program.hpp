@@ -32,15 +32,18 @@ struct Value {
     AttrDomain,  // device.attributes[s]
     CapDomain,   // device.capacity[s]
   };
+  // One payload per kind (a union keeps the value at 32 bytes: it is copied at every node).
   Kind kind = Kind::Null;
-  bool b = false;
-  int64_t i = 0;
-  uint64_t u = 0;
-  double d = 0;
-  std::string_view s;
-  const Semver* semver = nullptr;
-  const std::vector<Value>* list = nullptr;
-  const char* error = "";
+  union {
+    bool b;
+    int64_t i = 0;
+    uint64_t u;
+    double d;
+    const Semver* semver;
+    const std::vector<Value>* list;
+    const char* error;
+  };
+  std::string_view s;  // String; AttrDomain, CapDomain: the domain
 
   static Value err(const char* what) {
     Value v;
