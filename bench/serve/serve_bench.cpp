@@ -25,7 +25,7 @@
 #include <mutex>
 #include <thread>
 
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
 #include "gpuslice/serve/server.hpp"

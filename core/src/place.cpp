@@ -7,16 +7,16 @@
 #include <vector>
 
 #include "codec/fields.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/codec/kai.hpp"
 #include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/placed_pods.hpp"
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "gpuslice/core/translate.hpp"
 
 namespace gpuslice::core {

@@ -6,13 +6,13 @@
 #include <map>
 #include <set>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/codec/kai.hpp"
 #include "gpuslice/core/codec/koordinator.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policies/kai.hpp"
-#include "placed_mig.hpp"
+#include "dialects/hami/placed_mig.hpp"
 
 namespace gpuslice::core {
 

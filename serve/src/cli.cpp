@@ -6,7 +6,7 @@
 #include <iostream>
 #include <memory>
 
-#include "gpuslice/core/codec/device_config.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/decision_state.hpp"

@@ -8,11 +8,11 @@
 #include <iostream>
 
 #include "api_objects.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "refusal_memo.hpp"
 #include "rfc3339.hpp"
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"

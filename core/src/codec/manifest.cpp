@@ -7,13 +7,13 @@
 #include <charconv>
 #include <limits>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/codec/kai.hpp"
 #include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 
