@@ -13,6 +13,9 @@ void register_hami_policies();         // policies/hami.cpp
 void register_research_policies();     // policies/research/register.cpp
 void register_koordinator_policies();  // policies/koordinator/policy.cpp
 void register_kai_policies();          // policies/kai/policy.cpp
+namespace dra {
+void register_dra_policies();  // dialects/dra/policy.cpp
+}
 
 namespace {
 std::map<std::string, PolicyFactory, std::less<>>& registry() {
@@ -28,6 +31,7 @@ void ensure_registered() {
     register_research_policies();
     register_koordinator_policies();
     register_kai_policies();
+    dra::register_dra_policies();
   });
 }
 }  // namespace

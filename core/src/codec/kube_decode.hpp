@@ -43,7 +43,7 @@ inline Scalar::Kind kind_of(Shape s) {
 }
 
 // The kinds the reader decodes, told by kind and API group.
-enum class DecodedKind { Pod, Node, Device, PodDisruptionBudget, ResourceQuota, Other };
+enum class DecodedKind { Pod, Node, Device, PodDisruptionBudget, ResourceQuota, Resource, Other };
 
 inline DecodedKind decoded_kind(std::string_view kind, std::string_view api_version) {
   const std::string_view group = api_version.substr(0, api_version.find('/'));
@@ -52,6 +52,9 @@ inline DecodedKind decoded_kind(std::string_view kind, std::string_view api_vers
   if (kind == "Node" && core_group) return DecodedKind::Node;
   if (kind == "ResourceQuota" && core_group) return DecodedKind::ResourceQuota;
   if (kind == "Device" && group == "scheduling.koordinator.sh") return DecodedKind::Device;
+  if (group == "resource.k8s.io" && (kind == "ResourceSlice" || kind == "DeviceClass" ||
+                                     kind == "ResourceClaim" || kind == "ResourceClaimTemplate"))
+    return DecodedKind::Resource;
   if (kind == "PodDisruptionBudget" && (group == "policy" || api_version.empty()))
     return DecodedKind::PodDisruptionBudget;
   return DecodedKind::Other;
@@ -73,6 +76,8 @@ class ObjectDecoder {
         return device(object, std::move(header));
       case DecodedKind::ResourceQuota:
         return resource_quota(object, std::move(header));
+      case DecodedKind::Resource:
+        return resource(object, std::move(header));
       default:
         return disruption_budget(object, std::move(header));
     }
@@ -231,6 +236,41 @@ class ObjectDecoder {
     });
   }
 
+  // A value kept whole (TreeValue), for DRA's interpreter.
+  void tree(V& v, TreeValue& out) {
+    out.at = v.at();
+    const Shape s = v.shape();
+    if (s == Shape::Mapping) {
+      out.leaf.kind = Scalar::Kind::Mapping;
+      out.leaf.at = out.at;
+      v.fields([&](std::string_view key, Position, V& value) {
+        auto& field = out.fields.emplace_back();
+        field.first = std::string(key);
+        tree(value, field.second);
+      });
+    } else if (s == Shape::Sequence) {
+      out.leaf.kind = Scalar::Kind::Sequence;
+      out.leaf.at = out.at;
+      v.items([&](size_t, V& item) { tree(item, out.items.emplace_back()); });
+    } else {
+      out.leaf = v.scalar();
+    }
+  }
+
+  ResourceObject resource(V& object, ObjectHeader header) {
+    ResourceObject r;
+    r.header = std::move(header);
+    object.fields([&](std::string_view key, Position, V& value) {
+      if (key == "metadata")
+        meta(value, r.header.meta);
+      else if (key == "spec")
+        tree(value, r.spec);
+      else if (key == "status")
+        tree(value, r.status);
+    });
+    return r;
+  }
+
   PodObject pod(V& object, ObjectHeader header) {
     PodObject p;
     p.header = std::move(header);
@@ -257,6 +297,8 @@ class ObjectDecoder {
             containers(field, p.containers, "containers");
           else if (k == "initContainers")
             containers(field, p.init_containers, "initContainers");
+          else if (k == "resourceClaims")
+            tree(field, p.resource_claims);
         });
       } else if (key == "status") {
         status(value, [&](std::string_view k, V& field) {
@@ -266,6 +308,8 @@ class ObjectDecoder {
             p.start_time = field.scalar();
           else if (k == "conditions")
             conditions(field, p.conditions);
+          else if (k == "resourceClaimStatuses")
+            tree(field, p.resource_claim_statuses);
         });
       }
     });

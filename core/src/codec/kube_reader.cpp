@@ -160,8 +160,10 @@ void KubeObjects::add(KubeObject&& object) {
           devices.push_back(std::move(o));
         else if constexpr (std::is_same_v<T, PodDisruptionBudgetObject>)
           disruption_budgets.push_back(std::move(o));
-        else
+        else if constexpr (std::is_same_v<T, ResourceQuotaObject>)
           resource_quotas.push_back(std::move(o));
+        else
+          resources.push_back(std::move(o));
       },
       std::move(object));
 }

@@ -96,8 +96,27 @@ struct ContainerObject {
   Position at = kNoPosition;
 };
 
+// A value kept whole, as written, for objects whose interpreter walks them
+// itself (DRA's resource.k8s.io objects: dialects/dra/read.hpp): leaves as
+// Scalars, mappings as ordered fields, lists as items.
+struct TreeValue {
+  Scalar leaf;  // kind Mapping / Sequence for those (their content below), else the leaf itself
+  std::vector<std::pair<std::string, TreeValue>> fields;
+  std::vector<TreeValue> items;
+  Position at = kNoPosition;
+  const TreeValue* field(std::string_view key) const {
+    for (const auto& f : fields)
+      if (f.first == key) return &f.second;
+    return nullptr;
+  }
+  bool is_mapping() const { return leaf.kind == Scalar::Kind::Mapping; }
+  bool is_list() const { return leaf.kind == Scalar::Kind::Sequence; }
+};
+
 struct PodObject {
   ObjectHeader header;
+  // spec.resourceClaims and status.resourceClaimStatuses (DRA), kept whole.
+  TreeValue resource_claims, resource_claim_statuses;
   Scalar::Kind spec_kind = Scalar::Kind::Absent;  // Absent, Null or Mapping
   Position spec_at = kNoPosition;
   Scalar node_name, scheduler_name;  // spec.nodeName, spec.schedulerName
@@ -168,9 +187,16 @@ struct ResourceQuotaObject {
   StringMap hard;                                 // spec.hard
 };
 
+// A resource.k8s.io object (ResourceSlice, DeviceClass, ResourceClaim,
+// ResourceClaimTemplate): spec and status kept whole for DRA's interpreter.
+struct ResourceObject {
+  ObjectHeader header;
+  TreeValue spec, status;
+};
+
 // One object as the reader hands it over.
-using KubeObject =
-    std::variant<PodObject, NodeObject, DeviceObject, PodDisruptionBudgetObject, ResourceQuotaObject>;
+using KubeObject = std::variant<PodObject, NodeObject, DeviceObject, PodDisruptionBudgetObject,
+                                ResourceQuotaObject, ResourceObject>;
 const ObjectHeader& header_of(const KubeObject& object);
 
 // Every object of one read, by kind, each in the order read.
@@ -180,6 +206,7 @@ struct KubeObjects {
   std::vector<DeviceObject> devices;
   std::vector<PodDisruptionBudgetObject> disruption_budgets;
   std::vector<ResourceQuotaObject> resource_quotas;
+  std::vector<ResourceObject> resources;
   void add(KubeObject&& object);
 };
 

@@ -1,0 +1,156 @@
+#include "gpuslice/core/dialects/dra/policy.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuslice/core/dialects/dra/hami_dra.hpp"
+#include "gpuslice/core/fit.hpp"
+
+namespace gpuslice::core::dra {
+namespace {
+
+constexpr int64_t kMaxNodeScore = 100;
+constexpr int64_t kMiBytes = int64_t(1) << 20;
+// schedutil.DefaultMilliCPURequest / DefaultMemoryRequest: what a pod asking
+// nothing counts as in scoring (GetNonzeroRequests).
+constexpr int64_t kNonzeroCpuMilli = 100;
+constexpr int64_t kNonzeroMemoryMib = 200;
+
+int64_t least_requested(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return (capacity - requested) * kMaxNodeScore / capacity;
+}
+
+// The card behind a HAMi-DRA device: hami-gpu-<position>.
+size_t position_of(const std::string& device) { return std::stoul(device.substr(device.rfind('-') + 1)); }
+
+}  // namespace
+
+int64_t default_profile_score(const HostResources& capacity, const HostResources& used,
+                              const HostResources& pod) {
+  const int64_t cpu = used.cpu_milli + (pod.cpu_milli > 0 ? pod.cpu_milli : kNonzeroCpuMilli);
+  const int64_t memory = used.memory_mib + (pod.memory_mib > 0 ? pod.memory_mib : kNonzeroMemoryMib);
+  // NodeResourcesFit, LeastAllocated: the weighted mean (weights 1) of the free share, in integers.
+  const int64_t least =
+      (least_requested(cpu, capacity.cpu_milli) + least_requested(memory, capacity.memory_mib)) / 2;
+  // NodeResourcesBalancedAllocation: (1 - standard deviation of the two fractions) * 100.
+  auto fraction = [](int64_t r, int64_t c) { return c == 0 ? 0.0 : std::min(1.0, double(r) / double(c)); };
+  const double f1 = fraction(cpu, capacity.cpu_milli), f2 = fraction(memory, capacity.memory_mib);
+  const double std_dev = std::abs(f1 - f2) / 2;
+  const int64_t balanced = static_cast<int64_t>((1 - std_dev) * double(kMaxNodeScore));
+  return least + balanced;
+}
+
+struct DraPolicy::NodeDevices {
+  std::vector<ResourceSlice> slices;  // one slice: the node's pool
+  std::vector<Pool> pools;
+  NodeInfo info;
+};
+
+DraPolicy::DraPolicy() : classes_{hami_dra_class()}, allocator_(classes_, cache_) {}
+DraPolicy::~DraPolicy() = default;
+
+const DraPolicy::NodeDevices& DraPolicy::devices_of(const NodeView& node) {
+  auto& slot = nodes_[node.node];
+  if (slot) return *slot;
+  slot = std::make_unique<NodeDevices>();
+  ResourceSlice s;
+  s.name = node.node->name + "-" + kHamiDraDriver;
+  s.driver = kHamiDraDriver;
+  s.pool = node.node->name;
+  s.node_name = node.node->name;
+  for (size_t i = 0; i < node.device_count(); ++i)
+    if (node.device(i).healthy && !node.device(i).is_mig())
+      s.devices.push_back(hami_dra_device(node.device(i), int(i)));
+  slot->slices.push_back(std::move(s));
+  slot->info = NodeInfo{node.node->name, {}};
+  slot->pools = gather_pools(slot->slices, slot->info);
+  return *slot;
+}
+
+FitResult DraPolicy::fit(const NodeView& node, const PodRequest& pod) {
+  FitResult result;
+  result.allocation.containers.assign(pod.container_count(), {});
+  result.allocation.init_count = pod.init_containers.size();
+  const HostShortfall host = host_shortfall(node, pod);
+  if (host.any()) {
+    if (host.cpu) result.refusal.add_node_wide(Reason::InsufficientCpu);
+    if (host.memory) result.refusal.add_node_wide(Reason::InsufficientMemory);
+    return result;
+  }
+  const NodeDevices& devices = devices_of(node);
+  // The webhook's claims, one per GPU container, allocated together.
+  const int64_t card_memory = node.device_count() ? node.device(0).memory_mib : 0;
+  std::vector<ClaimSpec> claims;
+  std::vector<size_t> container_of;
+  for (size_t c = 0; c < pod.container_count(); ++c) {
+    if (c < pod.init_containers.size()) continue;  // init containers run before; their GPUs are the pod's too
+    if (auto claim = hami_dra_claim(pod.container_at(c), card_memory)) {
+      claims.push_back(std::move(*claim));
+      container_of.push_back(c);
+    }
+  }
+  if (claims.empty()) {
+    result.fits = true;
+    return result;
+  }
+  // What the node's GPUs hold, as the allocated state's consumed capacity.
+  AllocatedState state;
+  for (const auto& slice : devices.pools.front().slices)
+    for (const auto& d : slice) {
+      const DeviceUsage& u = node.usage[position_of(d.device->name)];
+      if (u.slots == 0 && u.memory_mib == 0 && u.cores == 0) continue;
+      state.capacity[d.key] = {{"cores", int64_t(u.cores) * 1000},
+                               {"memory", u.memory_mib * kMiBytes * 1000}};
+    }
+  std::vector<const ClaimSpec*> pointers;
+  for (const auto& c : claims) pointers.push_back(&c);
+  std::optional<std::vector<Allocation>> allocations;
+  try {
+    allocations = allocator_.allocate(devices.pools, pointers, state, devices.info);
+  } catch (const AllocationError&) {
+    allocations.reset();  // kube-scheduler's Filter errors: the node is not used for the pod
+  }
+  if (!allocations) {
+    result.refusal.add_node_wide(Reason::NodeInsufficientDevice);
+    return result;
+  }
+  for (size_t k = 0; k < allocations->size(); ++k) {
+    auto& grants = result.allocation.containers[container_of[k]];
+    for (const auto& r : (*allocations)[k].results) {
+      const int position = static_cast<int>(position_of(r.device));
+      int64_t memory_mib = 0, cores = 0;
+      for (const auto& [name, milli] : r.consumed_capacity) {
+        if (name == "memory") memory_mib = milli / 1000 / kMiBytes;
+        if (name == "cores") cores = milli / 1000;
+      }
+      grants.push_back(DeviceGrant{position, memory_mib, static_cast<int32_t>(cores), kRatioFromMemory, 0});
+    }
+  }
+  result.fits = true;
+  return result;
+}
+
+NodeScore DraPolicy::score(const NodeView& node, const PodRequest& pod, const PodAllocation&) {
+  const double s = static_cast<double>(default_profile_score(node.node->capacity, node.host_used, pod.host));
+  return {s, s};
+}
+
+std::string DraPolicy::over_capacity(const NodeView& node) const {
+  for (size_t i = 0; i < node.device_count(); ++i) {
+    const core::Device& d = node.device(i);
+    const DeviceUsage& u = node.usage[i];
+    if (u.cores > d.cores || u.memory_mib > d.memory_mib)
+      return fmt::format("card {} holds {} MiB of {} and {} cores of {}", i, u.memory_mib, d.memory_mib,
+                         u.cores, d.cores);
+  }
+  return {};
+}
+
+void register_dra_policies() {
+  register_policy("dra", [](const PolicyArgs&) { return std::make_unique<DraPolicy>(); });
+}
+
+}  // namespace gpuslice::core::dra
