@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuslice/core/dialects/dra/allocator.hpp"
+#include "gpuslice/core/dialects/dra/hami_dra.hpp"
 #include "gpuslice/core/errors.hpp"
 
 using namespace gpuslice::core;
@@ -123,4 +124,21 @@ TEST_CASE("dra read: malformed objects are refused naming file, line and field")
       "Some\n");
   CHECK(claim.find("dump.yaml:11") != std::string::npos);
   CHECK(claim.find("spec.devices.requests[0].exactly.allocationMode") != std::string::npos);
+}
+
+TEST_CASE("dra read: a class's extendedResourceName turns a plain request into a claim") {
+  const DraDump dump = read_dra_dump(codec::KubeText::from_file(kExample));
+  const auto claim = extended_resource_claim("nvidia.com/mig-1g.10gb", 1, dump.objects.classes);
+  REQUIRE(claim);
+  CHECK(claim->requests[0].exactly->device_class == "mig.nvidia.com");
+  // No class names nvidia.com/gpu: a device plugin serves it (or HAMi-DRA's webhook rewrote it).
+  CHECK_FALSE(extended_resource_claim("nvidia.com/gpu", 1, dump.objects.classes));
+  // Allocated on gpu-node-b: the first MIG device in slice order.
+  CelCache cache;
+  const auto node_b = node_named("gpu-node-b");
+  const auto allocation =
+      StructuredAllocator(dump.objects.classes, cache)
+          .allocate(gather_pools(dump.objects.slices, node_b), {&*claim}, AllocatedState{}, node_b);
+  REQUIRE(allocation);
+  CHECK((*allocation)[0].results[0].device == "gpu-0-mig-3g.40gb-0");
 }

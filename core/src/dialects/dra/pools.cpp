@@ -58,6 +58,13 @@ bool node_matches(const NodeSelector& selector, const NodeInfo& node) {
 }
 
 std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const NodeInfo& node) {
+  std::vector<const ResourceSlice*> all;
+  all.reserve(slices.size());
+  for (const auto& s : slices) all.push_back(&s);
+  return gather_pools(all, node);
+}
+
+std::vector<Pool> gather_pools(const std::vector<const ResourceSlice*>& slices, const NodeInfo& node) {
   auto serves = [&](const ResourceSlice& s) {
     if (!s.node_name.empty()) return s.node_name == node.name;
     if (s.all_nodes) return true;
@@ -66,12 +73,12 @@ std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const N
   };
   // (driver, pool) -> the newest generation's slices serving the node.
   std::map<std::pair<std::string, std::string>, std::vector<const ResourceSlice*>> by_pool;
-  for (const auto& s : slices) {
-    if (!serves(s)) continue;
-    auto& pool = by_pool[{s.driver, s.pool}];
-    if (!pool.empty() && s.generation < pool.front()->generation) continue;
-    if (!pool.empty() && s.generation > pool.front()->generation) pool.clear();
-    pool.push_back(&s);
+  for (const ResourceSlice* s : slices) {
+    if (!serves(*s)) continue;
+    auto& pool = by_pool[{s->driver, s->pool}];
+    if (!pool.empty() && s->generation < pool.front()->generation) continue;
+    if (!pool.empty() && s->generation > pool.front()->generation) pool.clear();
+    pool.push_back(s);
   }
   // Counter sets and other nodes' devices of the same pools (any node), newest generation.
   std::vector<Pool> pools;
@@ -81,8 +88,8 @@ std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const N
     pool.name = id.second;
     const int64_t generation = members.front()->generation;
     std::vector<const ResourceSlice*> all;
-    for (const auto& s : slices)
-      if (s.driver == id.first && s.pool == id.second && s.generation == generation) all.push_back(&s);
+    for (const ResourceSlice* s : slices)
+      if (s->driver == id.first && s->pool == id.second && s->generation == generation) all.push_back(s);
     if (int64_t(all.size()) != members.front()->resource_slice_count) {
       pool.incomplete = true;
       pools.push_back(std::move(pool));

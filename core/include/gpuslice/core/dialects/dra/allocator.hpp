@@ -50,6 +50,10 @@ struct Pool {
 
 // The pools `node` sees among `slices`, sorted by driver then pool name.
 std::vector<Pool> gather_pools(const std::vector<ResourceSlice>& slices, const NodeInfo& node);
+// The same over candidate slices (a fleet's slices indexed by node name,
+// plus those for all nodes or by selector), as the scheduler's informer
+// index hands them over: reading a fleet stays linear.
+std::vector<Pool> gather_pools(const std::vector<const ResourceSlice*>& slices, const NodeInfo& node);
 
 // What claims already allocated hold (the scheduler's allocated state).
 struct AllocatedState {
