@@ -40,7 +40,7 @@ TEST_CASE("dra read: the example dump's objects") {
   CHECK(hami.driver == "hami-core-gpu.project-hami.io");
   CHECK(hami.node_name == "gpu-node-a");
   REQUIRE(hami.devices.size() == 2);
-  const Device& gpu0 = hami.devices[0];
+  const dra::Device& gpu0 = hami.devices[0];
   CHECK(gpu0.allow_multiple_allocations);
   CHECK(gpu0.attribute("hami-core-gpu.project-hami.io", "type")->value.string_value == "hami-gpu");
   CHECK(gpu0.attribute("hami-core-gpu.project-hami.io", "driverVersion")->value.version.text() ==
