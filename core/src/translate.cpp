@@ -83,50 +83,8 @@ std::optional<TranslationProblem> fraction_as_percent(ContainerRequest& c, const
 
 }  // namespace translation
 
-namespace {
-using namespace translation;
-// Until Koordinator and KAI are units of their own.
-std::optional<TranslationProblem> to_koordinator(ContainerRequest& c) {
-  if (auto p = fraction_as_percent(c, "koordinator.sh/gpu-memory-ratio")) return p;
-  if (c.memory_mib > 0) {  // HAMi reads MiB before a percentage
-    c.memory_bytes = c.memory_mib * kMiB;
-    c.memory_mib = 0;
-    c.memory_percent = kMemoryPercentUnset;
-  }
-  if (c.memory_percent == kMemoryPercentUnset && c.memory_bytes == 0)
-    return TranslationProblem{"koordinator.sh/gpu-core",
-                              "a core share without memory is not a valid Koordinator request "
-                              "(invalid resource device requests)"};
-  return std::nullopt;
-}
-
-std::optional<TranslationProblem> to_kai(ContainerRequest& c) {
-  if (auto p = bytes_as_mib(c, "KAI's gpu-memory")) return p;
-  if (c.memory_mib > 0) {
-    c.memory_percent = kMemoryPercentUnset;
-  } else if (c.memory_fraction == 0 && c.memory_percent != kMemoryPercentUnset) {
-    // A whole card with all its compute is a whole GPU (nvidia.com/gpu);
-    // any other share of memory is a fraction.
-    if (!(c.memory_percent >= 100 && c.cores >= 100)) c.memory_fraction = c.memory_percent / 100.0;
-    c.memory_percent = kMemoryPercentUnset;
-  }
-  c.cores = c.memory_fraction > 0 || c.memory_mib > 0 ? 0 : 100;  // KAI has no compute share: time-slicing
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::optional<TranslationProblem> translate(PodRequest& pod, Dialect target) {
-  if (target == Dialect::Hami) return dialects::unit(target).translate_request(pod);
-  if (auto p = hami_only_annotations(pod, target)) return p;
-  if (auto p = one_device_container(pod, target)) return p;
-  if (target != Dialect::Koordinator) pod.gpu_isolation_provider.clear();
-  for (auto* list : {&pod.init_containers, &pod.containers})
-    for (ContainerRequest& c : *list) {
-      if (!c.wants_devices()) continue;
-      if (auto p = target == Dialect::Kai ? to_kai(c) : to_koordinator(c)) return p;
-    }
-  return std::nullopt;
+  return dialects::unit(target).translate_request(pod);
 }
 
 }  // namespace gpuslice::core

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
-#include "gpuslice/core/policies/kai.hpp"
+#include "gpuslice/core/dialects/kai/policy.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/core/translate.hpp"

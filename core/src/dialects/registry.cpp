@@ -8,11 +8,15 @@
 
 namespace gpuslice::core::dialects {
 
-const DialectUnit& hami_dialect();  // dialects/hami/unit.cpp
+const DialectUnit& hami_dialect();         // dialects/hami/unit.cpp
+const DialectUnit& koordinator_dialect();  // dialects/koordinator/unit.cpp
+const DialectUnit& kai_dialect();          // dialects/kai/unit.cpp
 
 const std::vector<const DialectUnit*>& all() {
   static const std::vector<const DialectUnit*> units{
       &hami_dialect(),
+      &koordinator_dialect(),
+      &kai_dialect(),
   };
   return units;
 }
@@ -31,3 +35,9 @@ const DialectUnit* find(std::string_view name) {
 }
 
 }  // namespace gpuslice::core::dialects
+
+namespace gpuslice::core {
+
+std::string_view dialect_name(Dialect d) { return dialects::unit(d).name(); }
+
+}  // namespace gpuslice::core

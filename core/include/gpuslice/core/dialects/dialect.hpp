@@ -40,9 +40,13 @@
 namespace gpuslice::core::dialects {
 
 // The objects of a dump besides Nodes and Pods that give nodes their cards
-// (Koordinator's Devices). A dialect with objects of its own adds a member.
+// (Koordinator's Devices). A dialect with objects of its own adds a member
+// and its branch in take() (core/src/dialects/node_objects.cpp).
 struct NodeObjects {
   std::vector<codec::DeviceDocument> devices;
+  // Keeps `object` when it is one of these (readers offer every object that
+  // is not a Node or Pod); false when it is not. Throws InputError.
+  bool take(const codec::KubeObject& object, const codec::ReadContext& context);
 };
 
 // Every node read, with HAMi's registration already applied (`registered`,
@@ -53,6 +57,12 @@ struct NodeRegistration {
   const std::string& source;  // the file named in errors and warnings
   std::vector<std::string>& warnings;
 };
+
+// Whether no dialect has registered the node's cards yet (HAMi's
+// registration is read with the Node; the others' in registry order).
+inline bool unregistered(const codec::NodeDocument& n) {
+  return !n.registered && n.node.cards_from == Dialect::Hami;
+}
 
 // Where a pod's request errors point (line and field) when its dialect
 // cannot read it.
@@ -146,5 +156,11 @@ const std::vector<const DialectUnit*>& all();
 // The unit of a dialect; the one named `name` (nullptr when none is).
 const DialectUnit& unit(Dialect id);
 const DialectUnit* find(std::string_view name);
+
+// Every dialect registers the nodes it recognises, in registry order; a
+// node with GPUs that none registered is named in `warnings`. Throws
+// InputError naming `source`, the line and the field.
+void register_nodes(std::vector<codec::NodeDocument>& nodes, const NodeObjects& objects,
+                    const std::string& source, std::vector<std::string>& warnings);
 
 }  // namespace gpuslice::core::dialects
