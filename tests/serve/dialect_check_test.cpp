@@ -36,6 +36,8 @@ TEST_CASE("serve refuses a KAI or Koordinator policy, naming what it cannot do",
   CHECK_THAT(koord, Contains("koordinator-most is koordinator's policy, which serve cannot serve"));
   CHECK_THAT(koord, Contains("scheduling.koordinator.sh/device-allocated is not written"));
   CHECK_THAT(refusal("sideways", nullptr, ""), Contains("unknown policy 'sideways'"));
+  CHECK_THAT(refusal("dra", nullptr, ""),
+             Contains("dra is Kubernetes' DRA allocation, which serve cannot serve"));
 }
 
 TEST_CASE("serve takes HAMi's policies and the study's, which read HAMi's requests", "[serve][dialect]") {
