@@ -47,14 +47,16 @@ struct DraPolicy::NodeDevices {
   std::vector<ResourceSlice> slices;  // one slice: the node's pool
   std::vector<Pool> pools;
   NodeInfo info;
+  size_t cards = 0;
 };
 
 DraPolicy::DraPolicy() : classes_{hami_dra_class()}, allocator_(classes_, cache_) {}
 DraPolicy::~DraPolicy() = default;
 
 const DraPolicy::NodeDevices& DraPolicy::devices_of(const NodeView& node) {
+  // Cached by node; a node object reused for another node (a reordered fleet) is rebuilt.
   auto& slot = nodes_[node.node];
-  if (slot) return *slot;
+  if (slot && slot->info.name == node.node->name && slot->cards == node.node->devices.size()) return *slot;
   slot = std::make_unique<NodeDevices>();
   ResourceSlice s;
   s.name = node.node->name + "-" + kHamiDraDriver;
@@ -66,6 +68,7 @@ const DraPolicy::NodeDevices& DraPolicy::devices_of(const NodeView& node) {
       s.devices.push_back(hami_dra_device(node.device(i), int(i)));
   slot->slices.push_back(std::move(s));
   slot->info = NodeInfo{node.node->name, {}};
+  slot->cards = node.node->devices.size();
   slot->pools = gather_pools(slot->slices, slot->info);
   return *slot;
 }
