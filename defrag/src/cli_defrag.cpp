@@ -47,6 +47,12 @@ void register_cli(CLI::App& app) {
   cmd->add_option(
       "--search-budget", w.search_budget,
       "scheduler decisions the exact search may make (default: 2e8 / (nodes + 100), from 20000 to 1000000)");
+  cmd->add_option("--device-config", w.device_config,
+                  "HAMi's device-config.yaml (request defaults, migProfileAllowlist) the snapshot is read "
+                  "with; default: the Helm chart's");
+  cmd->add_option("--quotas", w.quotas,
+                  "ResourceQuotas (kubectl get resourcequotas -A -o yaml|json) beside the snapshot's own: "
+                  "HAMi v2.10 refuses a pod its namespace has no room for");
   cmd->add_option("--out", a->out, "write moves.csv, summary.json and report.html here");
   cmd->add_flag("--json", a->json, "print summary.json's content instead of the text");
   cmd->callback([a, cmd] {

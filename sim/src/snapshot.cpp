@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/priority_class.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/placed_pods.hpp"
@@ -24,6 +25,7 @@ PodPriority priority_of(const core::codec::PodDocument& doc) {
   PodPriority p;
   p.value = doc.priority;
   p.preempt_never = doc.preempt_never;
+  p.class_name = doc.priority_class;
   return p;
 }
 
@@ -71,6 +73,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   std::vector<core::codec::PodDocument> docs;
   std::vector<core::codec::NodeDocument> nodes;
   std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
+  std::vector<core::codec::PriorityClassDocument> priority_classes;
   core::codec::read_kube_objects(
       text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
         if (auto* node = std::get_if<core::codec::NodeObject>(&object))
@@ -81,7 +84,12 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
           devices.push_back(core::codec::device_document(*device, context));
         else if (auto* quota = std::get_if<core::codec::ResourceQuotaObject>(&object))
           snap.quotas.push_back(core::codec::namespace_quota(*quota, context, &snap.warnings));
+        else if (auto* cls = std::get_if<core::codec::PriorityClassObject>(&object))
+          priority_classes.push_back(core::codec::priority_class_document(*cls, context));
       });
+  // Pods of a hand-written dump may name a class instead of carrying
+  // spec.priority, which the API server would have filled in.
+  core::codec::admit_priorities(priority_classes, docs, source, snap.warnings);
   core::codec::complete_dialect_nodes(nodes, devices, source, snap.warnings);
   for (core::codec::NodeDocument& nd : nodes) {
     if (cluster.find(nd.node.name))
