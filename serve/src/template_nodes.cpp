@@ -1,0 +1,158 @@
+#include "template_nodes.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "api_objects.hpp"
+#include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/errors.hpp"
+#include "gpuslice/core/policies/hami.hpp"
+
+namespace gpuslice::serve {
+
+namespace {
+
+// Objects from a request have no text left to name lines in.
+class RequestContext final : public core::codec::ReadContext {
+ public:
+  explicit RequestContext(std::string source) : source_(std::move(source)) {}
+  const std::string& source() const override { return source_; }
+  int line_of(core::codec::Position) const override { return 0; }
+  std::string_view raw_object() const override { return {}; }
+
+ private:
+  std::string source_;
+};
+
+std::unique_ptr<core::Policy> policy_named(const std::string& name) {
+  if (name == "hami") return std::make_unique<core::HamiPolicy>();
+  return core::make_policy(name);
+}
+
+}  // namespace
+
+TemplateNodes::TemplateNodes(std::string policy, Limits limits)
+    : policy_name_(std::move(policy)), limits_(limits) {}
+
+TemplateNodes::~TemplateNodes() = default;
+
+// CA names the nodes its estimator adds FreshNodeInfoFromTemplateNodeInfo(
+// template, "e-<n>"): "<template name>-e-<n>".
+std::pair<std::string, long> TemplateNodes::split_name(const std::string& name) {
+  const size_t at = name.rfind("-e-");
+  if (at == std::string::npos || at + 3 >= name.size() || name.size() - at > 3 + 9) return {name, -1};
+  long n = 0;
+  for (size_t i = at + 3; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return {name, -1};
+    n = n * 10 + (name[i] - '0');
+  }
+  return {name.substr(0, at), n};
+}
+
+void TemplateNodes::forget_idle(Time now) {
+  std::erase_if(families_, [&](const auto& f) { return now - f.second.last_asked >= limits_.idle; });
+}
+
+size_t TemplateNodes::node_count() const {
+  size_t n = 0;
+  for (const auto& [base, family] : families_) n += family.nodes.size();
+  return n;
+}
+
+void TemplateNodes::keep_bound() {
+  while (node_count() > limits_.max_nodes && families_.size() > 1) {
+    auto oldest = std::min_element(families_.begin(), families_.end(), [](const auto& a, const auto& b) {
+      return a.second.last_asked < b.second.last_asked;
+    });
+    families_.erase(oldest);
+  }
+}
+
+TemplateNodes::Simulated TemplateNodes::read(const std::string& name, const nlohmann::json& object,
+                                             uint64_t fingerprint) const {
+  Simulated s;
+  s.fingerprint = fingerprint;
+  const std::string source = "Nodes.items (node " + name + ")";
+  try {
+    const auto decoded = decode_api_json(object, "Node", source);
+    const auto* node = decoded ? std::get_if<core::codec::NodeObject>(&*decoded) : nullptr;
+    if (!node) throw core::InputError(source, 0, "kind", "is not a Node");
+    core::codec::NodeDocument doc = core::codec::node_document(*node, RequestContext(source));
+    s.registered = doc.registered && !doc.node.devices.empty();
+    s.gpus_in_capacity = doc.allocatable_gpus.value_or(0) > 0;
+    doc.node.name = name;
+    s.cluster.add_node(std::move(doc.node));
+  } catch (const core::InputError& e) {
+    s.unreadable = e.what();
+  }
+  s.policy = policy_named(policy_name_);
+  return s;
+}
+
+TemplateNodes::Fit TemplateNodes::fit(const std::string& name, const nlohmann::json& object,
+                                      const core::PodRequest& pod, const std::string& pod_key, bool alone,
+                                      Time now) {
+  forget_idle(now);
+  const auto [base, number] = split_name(name);
+  Family& family = families_[base];
+  family.last_asked = now;
+  // A new estimation: the pod was packed here already, or CA asks an
+  // earlier node alone while a later one holds pods.
+  bool restart = false;
+  if (auto it = family.nodes.find(number); it != family.nodes.end() && it->second.pods.count(pod_key))
+    restart = true;
+  if (alone && number >= 0)
+    for (auto it = family.nodes.upper_bound(number); it != family.nodes.end(); ++it)
+      restart = restart || !it->second.pods.empty();
+  if (restart) family.nodes.clear();
+
+  const uint64_t fingerprint = std::hash<std::string>{}(object.dump());
+  auto it = family.nodes.find(number);
+  if (it == family.nodes.end() || it->second.fingerprint != fingerprint)
+    it = family.nodes.insert_or_assign(number, read(name, object, fingerprint)).first;
+  keep_bound();
+  Simulated& node = it->second;
+
+  Fit answer;
+  if (node.unreadable) {
+    answer.reason = "node registration unreadable: " + *node.unreadable;
+  } else if (!node.registered) {
+    // HAMi's reason, and what a template needs (a node group scaled from
+    // zero has no device plugin to register its cards).
+    answer.reason =
+        node.gpus_in_capacity
+            ? "node unregistered: the template node has nvidia.com/gpu but no HAMi registration "
+              "annotation (hami.io/node-nvidia-register); the cards' memory and cores are unknown "
+              "until it is in the node group's template"
+            : "node unregistered";
+  } else {
+    const core::Decision d = scheduler_.place_among(node.cluster, std::vector<size_t>{0}, 1, pod,
+                                                    *node.policy, core::Detail::Full);
+    if (d.placed()) {
+      answer.fits = true;
+      answer.allocation = d.allocation;
+    } else {
+      answer.reason = d.failed.empty() ? std::string("no fit") : d.failed.front().second.format();
+    }
+  }
+  return answer;
+}
+
+void TemplateNodes::pack(const std::string& name, const core::PodRequest& pod, const std::string& pod_key,
+                         const core::PodAllocation& allocation, Time now) {
+  const auto [base, number] = split_name(name);
+  if (number < 0) return;  // CA checks the template itself without adding pods to it
+  auto family = families_.find(base);
+  if (family == families_.end()) return;
+  auto it = family->second.nodes.find(number);
+  if (it == family->second.nodes.end() || it->second.cluster.size() != 1) return;
+  Simulated& node = it->second;
+  node.cluster.charge(0, allocation, pod.host);
+  core::reserved(*node.policy, node.cluster.view(0), pod, allocation);
+  node.pods.insert(pod_key);
+  family->second.last_asked = now;
+}
+
+}  // namespace gpuslice::serve

@@ -1,0 +1,282 @@
+// Cluster Autoscaler's dry-run filter: template nodes fitted from their own
+// objects at zero usage, pods packed onto the nodes CA's binpacking
+// estimator adds, nothing reserved or written, no later answer changed.
+#include <catch2/catch.hpp>
+
+#include "gpuslice/serve/metrics.hpp"
+#include "serve_fixture.hpp"
+
+using namespace gpuslice::serve;
+using namespace gpuslice::serve::testing;
+
+namespace {
+
+// One T4 of 15360 MiB split ten ways, as HAMi's device plugin registers it.
+const std::string kT4Registration =
+    R"([{"id":"GPU-template-0","count":10,"devmem":15360,"devcore":100,"type":"NVIDIA-Tesla T4","mode":"hami-core","health":true}])";
+
+nlohmann::json node_object(const std::string& name, const std::string& registration) {
+  nlohmann::json n = {{"apiVersion", "v1"},
+                      {"kind", "Node"},
+                      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
+                      {"status",
+                       {{"capacity", {{"cpu", "8"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "10"}}},
+                        {"allocatable", {{"cpu", "8"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "10"}}}}}};
+  if (!registration.empty()) n["metadata"]["annotations"] = {{"hami.io/node-nvidia-register", registration}};
+  return n;
+}
+
+nlohmann::json pod_object(const std::string& name, const std::string& uid, int gpumem) {
+  return {{"metadata", {{"name", name}, {"namespace", "default"}, {"uid", uid}}},
+          {"spec",
+           {{"containers",
+             {{{"name", "main"},
+               {"resources",
+                {{"limits",
+                  {{"nvidia.com/gpu", "1"},
+                   {"nvidia.com/gpumem", std::to_string(gpumem)},
+                   {"nvidia.com/gpucores", "10"}}}}}}}}}}};
+}
+
+// The request as CA's extender client sends it (nodeCacheCapable: false).
+ExtenderArgs nodes_request(const nlohmann::json& pod, const std::vector<nlohmann::json>& nodes) {
+  nlohmann::json body = {{"Pod", pod}, {"Nodes", {{"items", nodes}}}, {"NodeNames", nullptr}};
+  return decode_extender_args(body.dump());
+}
+
+// The request as kube-scheduler sends it (nodeCacheCapable: true).
+ExtenderArgs names_request(const nlohmann::json& pod, const std::vector<std::string>& names) {
+  nlohmann::json body = {{"Pod", pod}, {"NodeNames", names}};
+  return decode_extender_args(body.dump());
+}
+
+const std::string kFamily = "template-node-for-t4-pool-5577006791947779410";
+
+}  // namespace
+
+TEST_CASE("dry run: a template node fits from its registration at zero usage and nothing is written",
+          "[serve][dry-run]") {
+  Fixture f;
+  const int64_t base = f.memory_used(kT4);
+  const size_t events = f.writer.events().size();
+  FilterOutcome outcome{};
+  const auto r = f.state->filter(
+      nodes_request(pod_object("pending-0", "p0", 15000), {node_object(kFamily, kT4Registration)}), &outcome);
+  CHECK(outcome == FilterOutcome::DryRun);
+  REQUIRE(r.nodes);
+  CHECK(*r.nodes == std::vector<std::string>{kFamily});
+  CHECK(r.failed.empty());
+  CHECK(r.error.empty());
+  // Nothing held, patched or recorded.
+  CHECK(f.state->reservation_count() == 0);
+  CHECK(f.memory_used(kT4) == base);
+  CHECK(f.writer.pod_annotations("default", "pending-0").empty());
+  CHECK(f.writer.events().size() == events);
+  // 15360 MiB cards: 16000 MiB fits no card of the template.
+  const auto big = f.state->filter(
+      nodes_request(pod_object("pending-1", "p1", 16000), {node_object(kFamily, kT4Registration)}), &outcome);
+  CHECK(outcome == FilterOutcome::DryRun);
+  CHECK_FALSE(big.nodes);
+  CHECK_THAT(big.failed.at(kFamily), Catch::Contains("CardInsufficientMemory"));
+}
+
+TEST_CASE("dry run: known nodes in the request are decided as a real filter would, without a reservation",
+          "[serve][dry-run]") {
+  Fixture f;
+  const int64_t base = f.memory_used(kT4);
+  // gpu-t4-1 as the feed shows it (its registration is what serve read, not the object sent).
+  const auto r = f.state->filter(nodes_request(
+      pod_object("pending-0", "p0", 3000),
+      {node_object("gpu-t4-1", ""), node_object("control-1", ""), node_object(kFamily, kT4Registration)}));
+  REQUIRE(r.nodes);
+  CHECK(*r.nodes == std::vector<std::string>{"gpu-t4-1", kFamily});
+  CHECK(f.state->reservation_count() == 0);
+  CHECK(f.memory_used(kT4) == base);
+  // More than the live T4 has free: refused there with HAMi's reason, the template still fits.
+  const auto full =
+      f.state->filter(nodes_request(pod_object("pending-1", "p1", 15360 - base + 1),
+                                    {node_object("gpu-t4-1", ""), node_object(kFamily, kT4Registration)}));
+  REQUIRE(full.nodes);
+  CHECK(*full.nodes == std::vector<std::string>{kFamily});
+  CHECK_THAT(full.failed.at("gpu-t4-1"), Catch::Contains("CardInsufficientMemory"));
+}
+
+TEST_CASE("dry run: pods are packed onto the nodes CA's binpacking estimator adds, as CA would",
+          "[serve][dry-run]") {
+  Fixture f;
+  const std::string e0 = kFamily + "-e-0", e1 = kFamily + "-e-1";
+  auto ask = [&](const std::string& pod, const std::string& node) {
+    return f.state->filter(
+        nodes_request(pod_object(pod, "uid-" + pod, 6000), {node_object(node, kT4Registration)}));
+  };
+  // The template itself is checked (SchedulablePodGroups) without packing anything.
+  CHECK(ask("a", kFamily).nodes);
+  CHECK(ask("b", kFamily).nodes);
+  CHECK(ask("c", kFamily).nodes);
+  // Estimation: 6000 MiB pods on 15360 MiB cards, two a node (a third needs
+  // 18000). CA asks each pod against its last added node.
+  CHECK(ask("a", e0).nodes);
+  CHECK(ask("b", e0).nodes);
+  const auto c = ask("c", e0);
+  CHECK_FALSE(c.nodes);
+  CHECK_THAT(c.failed.at(e0), Catch::Contains("CardInsufficientMemory"));
+  CHECK(ask("c", e1).nodes);  // a new node for it
+  CHECK(ask("d", e1).nodes);
+  CHECK_FALSE(ask("e", e1).nodes);
+  // The next estimation (or loop) starts over from e-0: pod a again.
+  CHECK(ask("a", e0).nodes);
+  CHECK(ask("b", e0).nodes);
+  CHECK_FALSE(ask("c", e0).nodes);
+  // Idle past its expiry, a family starts from zero.
+  f.t += std::chrono::seconds(6);
+  CHECK(ask("z", e0).nodes);
+  CHECK(ask("y", e0).nodes);
+  CHECK_FALSE(ask("x", e0).nodes);
+  // No packed pod ever reaches the real cluster.
+  CHECK(f.state->reservation_count() == 0);
+}
+
+TEST_CASE("dry run: an earlier estimator node asked alone starts a new estimation", "[serve][dry-run]") {
+  Fixture f;
+  const std::string e0 = kFamily + "-e-0", e1 = kFamily + "-e-1";
+  auto ask = [&](const std::string& pod, const std::string& node) {
+    return f.state->filter(
+        nodes_request(pod_object(pod, "uid-" + pod, 6000), {node_object(node, kT4Registration)}));
+  };
+  CHECK(ask("a", e0).nodes);
+  CHECK(ask("b", e0).nodes);
+  CHECK(ask("c", e1).nodes);
+  // Another pending set: e-0 asked alone while e-1 holds a pod.
+  CHECK(ask("p", e0).nodes);
+  CHECK(ask("q", e0).nodes);
+  CHECK_FALSE(ask("r", e0).nodes);
+}
+
+TEST_CASE("dry run: two fitting nodes in one request pack nothing (CA's choice is not seen)",
+          "[serve][dry-run]") {
+  Fixture f;
+  const std::string e0 = kFamily + "-e-0", e1 = kFamily + "-e-1";
+  auto ask_both = [&](const std::string& pod) {
+    return f.state->filter(
+        nodes_request(pod_object(pod, "uid-" + pod, 6000),
+                      {node_object(e0, kT4Registration), node_object(e1, kT4Registration)}));
+  };
+  for (const char* pod : {"a", "b", "c", "d"}) {
+    const auto r = ask_both(pod);
+    REQUIRE(r.nodes);
+    CHECK(r.nodes->size() == 2);
+  }
+}
+
+TEST_CASE("dry run: a malformed registration is that node's reason, not a failed request",
+          "[serve][dry-run]") {
+  Fixture f;
+  FilterOutcome outcome{};
+  const auto r =
+      f.state->filter(nodes_request(pod_object("pending-0", "p0", 3000),
+                                    {node_object(kFamily + "-bad", R"([{"id":"GPU-x","count":"ten"}])"),
+                                     node_object(kFamily, kT4Registration)}),
+                      &outcome);
+  CHECK(outcome == FilterOutcome::DryRun);
+  CHECK(r.error.empty());
+  REQUIRE(r.nodes);
+  CHECK(*r.nodes == std::vector<std::string>{kFamily});
+  CHECK_THAT(r.failed.at(kFamily + "-bad"), Catch::StartsWith("node registration unreadable: "));
+}
+
+TEST_CASE("dry run: a template scaled from zero without a registration says what it needs",
+          "[serve][dry-run]") {
+  Fixture f;
+  const auto r =
+      f.state->filter(nodes_request(pod_object("pending-0", "p0", 3000), {node_object(kFamily, "")}));
+  CHECK_FALSE(r.nodes);
+  CHECK_THAT(r.failed.at(kFamily), Catch::StartsWith("node unregistered: ") &&
+                                       Catch::Contains("hami.io/node-nvidia-register") &&
+                                       Catch::Contains("node group's template"));
+}
+
+TEST_CASE("a simulated node named without its object cannot be fitted and the reason says so",
+          "[serve][dry-run]") {
+  Fixture f;
+  FilterOutcome outcome{};
+  const auto r =
+      f.state->filter(names_request(pod_object("pending-0", "p0", 3000), {kFamily, "nope"}), &outcome);
+  CHECK(outcome == FilterOutcome::Unschedulable);  // a names request is a real filter
+  CHECK_FALSE(r.nodes);
+  CHECK(r.failed.at("nope") == "node unregistered");  // HAMi's text for any other unknown name
+  CHECK_THAT(r.failed.at(kFamily), Catch::StartsWith("node unregistered: ") &&
+                                       Catch::Contains("without its Node object") &&
+                                       Catch::Contains("nodeCacheCapable: false"));
+}
+
+TEST_CASE("dry runs interleaved with real filters and binds never change a real answer", "[serve][dry-run]") {
+  // The same real requests on two states; one also gets dry runs between
+  // them: for the same pods (pending or reserved), other pods, known nodes
+  // and template nodes.
+  Fixture plain, mixed;
+  const std::string e0 = kFamily + "-e-0";
+  const std::vector<std::string> names = {"control-1", "gpu-t4-1"};
+  std::vector<std::string> plain_answers, mixed_answers;
+  auto real = [&](Fixture& f, std::vector<std::string>& answers, const nlohmann::json& pod) {
+    const ExtenderArgs a = names_request(pod, names);
+    FilterOutcome o{};
+    const ExtenderFilterResult r = f.state->filter(a, &o);
+    answers.push_back(encode_filter_result(r, a) + outcome_name(o));
+  };
+  auto bind = [&](Fixture& f, std::vector<std::string>& answers, const std::string& pod,
+                  const std::string& uid) {
+    answers.push_back("bind:" + f.state->bind({pod, "default", uid, "gpu-t4-1"}));
+  };
+  auto dry = [&](const nlohmann::json& pod) {
+    for (const auto& nodes :
+         {std::vector<nlohmann::json>{node_object(e0, kT4Registration)},
+          std::vector<nlohmann::json>{node_object("gpu-t4-1", ""), node_object(kFamily, kT4Registration)},
+          std::vector<nlohmann::json>{node_object("gpu-t4-1", ""), node_object(e0, "[broken")}}) {
+      FilterOutcome o{};
+      mixed.state->filter(nodes_request(pod, nodes), &o);
+      CHECK(o == FilterOutcome::DryRun);
+    }
+  };
+  const std::vector<std::pair<std::string, int>> pods = {{"a", 8000}, {"b", 6000}, {"c", 7000}, {"d", 3000},
+                                                         {"e", 9000}, {"f", 2000}, {"g", 1000}};
+  for (size_t i = 0; i < pods.size(); ++i) {
+    const auto& [name, mib] = pods[i];
+    const auto pod = pod_object(name, "uid-" + name, mib);
+    dry(pod);  // pending: CA asks before kube-scheduler does
+    real(plain, plain_answers, pod);
+    dry(pod);  // reserved: CA asks again
+    real(mixed, mixed_answers, pod);
+    dry(pod_object("other-" + name, "uid-other-" + name, mib));
+    if (i % 2 == 0) {
+      bind(plain, plain_answers, name, "uid-" + name);
+      dry(pod);
+      bind(mixed, mixed_answers, name, "uid-" + name);
+    }
+    plain.t += std::chrono::seconds(20);
+    mixed.t += std::chrono::seconds(20);
+  }
+  CHECK(mixed_answers == plain_answers);
+  CHECK(mixed.memory_used(kT4) == plain.memory_used(kT4));
+  CHECK(mixed.state->reservation_count() == plain.state->reservation_count());
+  CHECK(mixed.writer.pod_annotations("default", "a") == plain.writer.pod_annotations("default", "a"));
+  CHECK(mixed.writer.pod_annotations("default", "other-a").empty());
+  // The answers themselves are what the test means (some placed, some refused).
+  CHECK(std::count_if(plain_answers.begin(), plain_answers.end(),
+                      [](const std::string& s) { return s.ends_with("placed"); }) >= 3);
+  CHECK(std::count_if(plain_answers.begin(), plain_answers.end(),
+                      [](const std::string& s) { return s.ends_with("unschedulable"); }) >= 1);
+}
+
+TEST_CASE("/metrics counts dry-run filters", "[serve][dry-run]") {
+  Fixture f;
+  Metrics metrics;
+  FilterOutcome o{};
+  f.state->filter(nodes_request(pod_object("p", "u", 3000), {node_object(kFamily, kT4Registration)}), &o);
+  metrics.observe_filter(o, 0.001);
+  f.state->filter(nodes_request(pod_object("p", "u", 3000), {node_object(kFamily, kT4Registration)}), &o);
+  metrics.observe_filter(o, 0.001);
+  const std::string text = metrics.render(*f.state);
+  CHECK_THAT(text, Catch::Contains("gpuslice_dry_run_filters_total 2\n"));
+  CHECK_THAT(text, Catch::Contains("gpuslice_filter_decisions_total{reason=\"dry-run\"} 2\n"));
+  CHECK_THAT(text, Catch::Contains("gpuslice_filter_decisions_total{reason=\"placed\"} 0\n"));
+}
