@@ -136,7 +136,8 @@ DecisionState::DecisionState(StateOptions options, ClusterWriter& writer)
   // HAMi's quota check is its own fit's; another scheduler's knows none.
   if (policy_->dialect() == core::Dialect::Hami && !policy_->device_fit()) scheduler_.set_quotas(&quotas_);
   templates_ = std::make_unique<TemplateNodes>(
-      options_.policy, TemplateNodes::Limits{options_.dry_run_idle, options_.dry_run_max_nodes});
+      options_.policy, TemplateNodes::Limits{options_.dry_run_idle, options_.dry_run_max_nodes},
+      options_.template_registrations);
   templates_->set_quotas(scheduler_.quotas());
 }
 

@@ -7,6 +7,7 @@
 
 #include "api_objects.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/codec/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policies/hami.hpp"
 
@@ -33,8 +34,69 @@ std::unique_ptr<core::Policy> policy_named(const std::string& name) {
 
 }  // namespace
 
-TemplateNodes::TemplateNodes(std::string policy, Limits limits)
-    : policy_name_(std::move(policy)), limits_(limits) {}
+std::vector<TemplateRegistration> parse_template_registrations(const std::string& text,
+                                                               const std::string& source) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw core::InputError(source, 0, "(document)", std::string("is not JSON: ") + e.what());
+  }
+  const auto templates = doc.is_object() ? doc.find("templates") : doc.end();
+  if (!doc.is_object() || templates == doc.end() || !templates->is_array())
+    throw core::InputError(source, 0, "templates", "must be a list of {labels, registration}");
+  std::vector<TemplateRegistration> out;
+  for (size_t i = 0; i < templates->size(); ++i) {
+    const nlohmann::json& t = (*templates)[i];
+    const std::string where = fmt::format("templates[{}]", i);
+    if (!t.is_object()) throw core::InputError(source, 0, where, "must be an object");
+    TemplateRegistration r;
+    const auto labels = t.find("labels");
+    if (labels == t.end() || !labels->is_object() || labels->empty())
+      throw core::InputError(source, 0, where + ".labels", "must be a non-empty map of label to value");
+    for (auto it = labels->begin(); it != labels->end(); ++it) {
+      if (!it->is_string())
+        throw core::InputError(source, 0, where + ".labels." + it.key(), "must be a string");
+      r.labels.emplace(it.key(), it->get<std::string>());
+    }
+    const auto registration = t.find("registration");
+    if (registration == t.end() || !(registration->is_array() || registration->is_string()))
+      throw core::InputError(source, 0, where + ".registration",
+                             "must be hami.io/node-nvidia-register's JSON array (or that text)");
+    r.registration = registration->is_string() ? registration->get<std::string>() : registration->dump();
+    try {
+      if (core::codec::decode_registration(r.registration).empty())
+        throw core::InputError(source, 0, where + ".registration", "registers no card");
+    } catch (const core::CodecError& e) {
+      throw core::InputError(source, 0, where + ".registration", e.what());
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+TemplateNodes::TemplateNodes(std::string policy, Limits limits,
+                             std::vector<TemplateRegistration> registrations)
+    : policy_name_(std::move(policy)), limits_(limits), registrations_(std::move(registrations)) {}
+
+const std::string* TemplateNodes::registration_for(const nlohmann::json& object) const {
+  if (registrations_.empty() || !object.is_object()) return nullptr;
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return nullptr;
+  if (const auto a = meta->find("annotations");
+      a != meta->end() && a->is_object() && a->contains(core::codec::kRegisterAnnotation))
+    return nullptr;  // its own registration comes first
+  const auto labels = meta->find("labels");
+  if (labels == meta->end() || !labels->is_object()) return nullptr;
+  for (const auto& r : registrations_) {
+    const bool all = std::all_of(r.labels.begin(), r.labels.end(), [&](const auto& kv) {
+      const auto l = labels->find(kv.first);
+      return l != labels->end() && l->is_string() && l->template get_ref<const std::string&>() == kv.second;
+    });
+    if (all) return &r.registration;
+  }
+  return nullptr;
+}
 
 TemplateNodes::~TemplateNodes() = default;
 
@@ -61,11 +123,15 @@ size_t TemplateNodes::node_count() const {
   return n;
 }
 
-void TemplateNodes::keep_bound() {
-  while (node_count() > limits_.max_nodes && families_.size() > 1) {
-    auto oldest = std::min_element(families_.begin(), families_.end(), [](const auto& a, const auto& b) {
-      return a.second.last_asked < b.second.last_asked;
-    });
+// The least recently asked families go first; the one being asked stays.
+void TemplateNodes::keep_bound(const std::string& asked) {
+  while (node_count() > limits_.max_nodes) {
+    auto oldest = families_.end();
+    for (auto it = families_.begin(); it != families_.end(); ++it)
+      if (it->first != asked &&
+          (oldest == families_.end() || it->second.last_asked < oldest->second.last_asked))
+        oldest = it;
+    if (oldest == families_.end()) return;
     families_.erase(oldest);
   }
 }
@@ -76,7 +142,16 @@ TemplateNodes::Simulated TemplateNodes::read(const std::string& name, const nloh
   s.fingerprint = fingerprint;
   const std::string source = "Nodes.items (node " + name + ")";
   try {
-    const auto decoded = decode_api_json(object, "Node", source);
+    // A group's template without a registration: the one its labels select.
+    nlohmann::json with_registration;
+    const nlohmann::json* read_from = &object;
+    if (const std::string* registration = registration_for(object)) {
+      with_registration = object;
+      with_registration["metadata"]["annotations"][std::string(core::codec::kRegisterAnnotation)] =
+          *registration;
+      read_from = &with_registration;
+    }
+    const auto decoded = decode_api_json(*read_from, "Node", source);
     const auto* node = decoded ? std::get_if<core::codec::NodeObject>(&*decoded) : nullptr;
     if (!node) throw core::InputError(source, 0, "kind", "is not a Node");
     core::codec::NodeDocument doc = core::codec::node_document(*node, RequestContext(source));
@@ -112,7 +187,7 @@ TemplateNodes::Fit TemplateNodes::fit(const std::string& name, const nlohmann::j
   auto it = family.nodes.find(number);
   if (it == family.nodes.end() || it->second.fingerprint != fingerprint)
     it = family.nodes.insert_or_assign(number, read(name, object, fingerprint)).first;
-  keep_bound();
+  keep_bound(base);
   Simulated& node = it->second;
 
   Fit answer;
@@ -124,8 +199,8 @@ TemplateNodes::Fit TemplateNodes::fit(const std::string& name, const nlohmann::j
     answer.reason =
         node.gpus_in_capacity
             ? "node unregistered: the template node has nvidia.com/gpu but no HAMi registration "
-              "annotation (hami.io/node-nvidia-register); the cards' memory and cores are unknown "
-              "until it is in the node group's template"
+              "annotation (hami.io/node-nvidia-register) and no --template-registration entry matches "
+              "its labels: the cards' memory and cores are unknown until one of them gives them"
             : "node unregistered";
   } else {
     const core::Decision d = scheduler_.place_among(node.cluster, std::vector<size_t>{0}, 1, pod,

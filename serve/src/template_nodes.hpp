@@ -30,8 +30,15 @@
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/scheduler.hpp"
+#include "gpuslice/serve/decision_state.hpp"
 
 namespace gpuslice::serve {
+
+// --template-registration FILE: JSON {"templates": [{"labels": {...},
+// "registration": [...]}]} (the registration as the annotation's JSON array,
+// or that text as a string). Throws core::InputError naming the file and field.
+std::vector<TemplateRegistration> parse_template_registrations(const std::string& text,
+                                                               const std::string& source);
 
 class TemplateNodes {
  public:
@@ -47,8 +54,9 @@ class TemplateNodes {
     core::PodAllocation allocation;
   };
 
-  // `policy`: the extender's policy name (each node gets its own instance).
-  TemplateNodes(std::string policy, Limits limits);
+  // `policy`: the extender's policy name (each node gets its own instance);
+  // `registrations`: for templates with no registration annotation.
+  TemplateNodes(std::string policy, Limits limits, std::vector<TemplateRegistration> registrations = {});
   ~TemplateNodes();
   // The scheduler checks these quotas (read only), as the live one does.
   void set_quotas(const core::QuotaBook* quotas) { scheduler_.set_quotas(quotas); }
@@ -81,11 +89,15 @@ class TemplateNodes {
   // "<base>-e-<n>" -> (base, n); any other name -> (name, -1).
   static std::pair<std::string, long> split_name(const std::string& name);
   void forget_idle(Time now);
-  void keep_bound();
+  void keep_bound(const std::string& asked);
   Simulated read(const std::string& name, const nlohmann::json& object, uint64_t fingerprint) const;
+
+  // The registration a node group's template lacks, chosen by its labels.
+  const std::string* registration_for(const nlohmann::json& object) const;
 
   std::string policy_name_;
   Limits limits_;
+  std::vector<TemplateRegistration> registrations_;
   core::Scheduler scheduler_;
   std::map<std::string, Family> families_;  // by template base name
 };

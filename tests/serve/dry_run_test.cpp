@@ -3,8 +3,10 @@
 // estimator adds, nothing reserved or written, no later answer changed.
 #include <catch2/catch.hpp>
 
+#include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/metrics.hpp"
 #include "serve_fixture.hpp"
+#include "template_nodes.hpp"
 
 using namespace gpuslice::serve;
 using namespace gpuslice::serve::testing;
@@ -192,7 +194,7 @@ TEST_CASE("dry run: a template scaled from zero without a registration says what
   CHECK_FALSE(r.nodes);
   CHECK_THAT(r.failed.at(kFamily), Catch::StartsWith("node unregistered: ") &&
                                        Catch::Contains("hami.io/node-nvidia-register") &&
-                                       Catch::Contains("node group's template"));
+                                       Catch::Contains("--template-registration"));
 }
 
 TEST_CASE("a simulated node named without its object cannot be fitted and the reason says so",
@@ -279,4 +281,88 @@ TEST_CASE("/metrics counts dry-run filters", "[serve][dry-run]") {
   CHECK_THAT(text, Catch::Contains("gpuslice_dry_run_filters_total 2\n"));
   CHECK_THAT(text, Catch::Contains("gpuslice_filter_decisions_total{reason=\"dry-run\"} 2\n"));
   CHECK_THAT(text, Catch::Contains("gpuslice_filter_decisions_total{reason=\"placed\"} 0\n"));
+}
+
+TEST_CASE("dry run: a group scaled from zero takes its registration from --template-registration by labels",
+          "[serve][dry-run]") {
+  MemoryWriter writer;
+  StateOptions o;
+  auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+  o.clock = [&] { return t; };
+  o.template_registrations = parse_template_registrations(
+      R"({"templates": [{"labels": {"pool": "t4", "zone": "a"}, "registration": )" + kT4Registration + "}]}",
+      "registrations.json");
+  DecisionState state(o, writer);
+  SnapshotFeed(std::string(GPUSLICE_SOURCE_DIR) + "/tests/cli/data/kubectl-cluster.yaml").start(state);
+  auto labelled = [](const std::string& name, nlohmann::json labels, const std::string& registration) {
+    nlohmann::json n = node_object(name, registration);
+    n["metadata"]["labels"] = std::move(labels);
+    return n;
+  };
+  const std::string e0 = kFamily + "-e-0";
+  auto ask = [&](const std::string& pod, const nlohmann::json& node) {
+    return state.filter(nodes_request(pod_object(pod, "uid-" + pod, 6000), {node}));
+  };
+  const nlohmann::json from_zero = labelled(e0, {{"pool", "t4"}, {"zone", "a"}, {"other", "x"}}, "");
+  // 15360 MiB cards from the mapping: two 6000 MiB pods, not three.
+  CHECK(ask("a", from_zero).nodes);
+  CHECK(ask("b", from_zero).nodes);
+  const auto c = ask("c", from_zero);
+  CHECK_FALSE(c.nodes);
+  CHECK_THAT(c.failed.at(e0), Catch::Contains("CardInsufficientMemory"));
+  // Labels that do not all match: no registration.
+  const auto other = ask("d", labelled(kFamily + "-other", {{"pool", "t4"}}, ""));
+  CHECK_THAT(other.failed.at(kFamily + "-other"), Catch::StartsWith("node unregistered"));
+  // A template's own registration comes first: one 2000 MiB card refuses 6000 MiB.
+  const std::string small =
+      R"([{"id":"GPU-small","count":10,"devmem":2000,"devcore":100,"type":"NVIDIA-Tesla T4","mode":"hami-core","health":true}])";
+  const auto own = ask("e", labelled(kFamily + "-own", {{"pool", "t4"}, {"zone", "a"}}, small));
+  CHECK_THAT(own.failed.at(kFamily + "-own"), Catch::Contains("CardInsufficientMemory"));
+}
+
+TEST_CASE("--template-registration: bad files name the file and the field", "[serve][dry-run]") {
+  using gpuslice::core::InputError;
+  auto problem = [](const std::string& text) -> std::string {
+    try {
+      parse_template_registrations(text, "reg.json");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK_THAT(problem("{"), Catch::Contains("reg.json") && Catch::Contains("is not JSON"));
+  CHECK_THAT(problem(R"({"templates": {}})"), Catch::Contains("templates"));
+  CHECK_THAT(problem(R"({"templates": [{"registration": []}]})"), Catch::Contains("templates[0].labels"));
+  CHECK_THAT(problem(R"({"templates": [{"labels": {"a": 1}, "registration": "[]"}]})"),
+             Catch::Contains("templates[0].labels.a"));
+  CHECK_THAT(problem(R"({"templates": [{"labels": {"a": "b"}, "registration": "[]"}]})"),
+             Catch::Contains("templates[0].registration") && Catch::Contains("registers no card"));
+  CHECK_THAT(problem(R"({"templates": [{"labels": {"a": "b"}, "registration": "not json"}]})"),
+             Catch::Contains("templates[0].registration"));
+  CHECK(
+      problem(R"({"templates": [{"labels": {"a": "b"}, "registration": )" + kT4Registration + "}]}").empty());
+}
+
+TEST_CASE("dry run: at most dry_run_max_nodes simulated nodes are kept, the least recently asked going first",
+          "[serve][dry-run]") {
+  MemoryWriter writer;
+  StateOptions o;
+  auto t = std::chrono::system_clock::time_point(std::chrono::seconds(1700000000));
+  o.clock = [&] { return t; };
+  o.dry_run_max_nodes = 2;
+  DecisionState state(o, writer);
+  SnapshotFeed(std::string(GPUSLICE_SOURCE_DIR) + "/tests/cli/data/kubectl-cluster.yaml").start(state);
+  auto ask = [&](const std::string& pod, const std::string& node) {
+    t += std::chrono::milliseconds(1);
+    return state.filter(
+        nodes_request(pod_object(pod, "uid-" + pod, 6000), {node_object(node, kT4Registration)}));
+  };
+  const std::string a = "template-node-for-a-1-e-0", b = "template-node-for-b-2-e-0",
+                    c = "template-node-for-c-3-e-0";
+  CHECK(ask("p1", a).nodes);
+  CHECK(ask("p2", a).nodes);
+  CHECK_FALSE(ask("p3", a).nodes);  // a holds two pods
+  CHECK(ask("q1", b).nodes);        // two simulated nodes kept
+  CHECK(ask("r1", c).nodes);        // a third: a, asked least recently, goes
+  CHECK(ask("p3", a).nodes);        // a from zero again
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -30,6 +31,16 @@
 namespace gpuslice::serve {
 
 using Clock = std::function<std::chrono::system_clock::time_point()>;
+
+// A node group's card registration for Cluster Autoscaler's template nodes
+// that carry none (a group scaled from zero: the provider builds the
+// template from the group's capacity and labels only). A template with no
+// registration annotation whose labels include all of `labels` is read as
+// if it had `registration` (docs/serve.md#cluster-autoscaler-the-dry-run-filter).
+struct TemplateRegistration {
+  std::map<std::string, std::string> labels;
+  std::string registration;  // hami.io/node-nvidia-register's value
+};
 
 struct StateOptions {
   std::string policy = "hami";  // hami follows the pod's annotations; else the core's registry
@@ -56,6 +67,7 @@ struct StateOptions {
   // simulated nodes are kept.
   std::chrono::milliseconds dry_run_idle{std::chrono::seconds(5)};
   size_t dry_run_max_nodes = 4096;
+  std::vector<TemplateRegistration> template_registrations;  // --template-registration
 };
 
 // What a filter decided, for metrics. DryRun: Cluster Autoscaler's
