@@ -70,12 +70,11 @@ ExtenderFilterResult DecisionState::dry_run_filter(const FilterPod& pod, const E
   }
 
   // Simulated nodes: each from its object, with the pods CA packed onto it.
-  const bool alone = seen.size() == 1;
   std::optional<std::pair<size_t, core::PodAllocation>> only_fit;  // the one simulated node that fits
   size_t simulated_fits = 0;
   for (const size_t i : simulated) {
     const std::string& name = args.node_names[i];
-    TemplateNodes::Fit fit = templates_->fit(name, args.node_items.at(i), pod.request, pod.key, alone, t);
+    TemplateNodes::Fit fit = templates_->fit(name, args.node_items.at(i), pod.request, pod.key, t);
     if (fit.fits) {
       fitting.push_back(name);
       if (++simulated_fits == 1) only_fit.emplace(i, std::move(fit.allocation));

@@ -167,21 +167,16 @@ TemplateNodes::Simulated TemplateNodes::read(const std::string& name, const nloh
 }
 
 TemplateNodes::Fit TemplateNodes::fit(const std::string& name, const nlohmann::json& object,
-                                      const core::PodRequest& pod, const std::string& pod_key, bool alone,
-                                      Time now) {
+                                      const core::PodRequest& pod, const std::string& pod_key, Time now) {
   forget_idle(now);
   const auto [base, number] = split_name(name);
   Family& family = families_[base];
   family.last_asked = now;
-  // A new estimation: the pod was packed here already, or CA asks an
-  // earlier node alone while a later one holds pods.
-  bool restart = false;
+  // A new estimation: the pod was packed here already. (An earlier node
+  // asked alone while a later one holds pods is no sign of one: CA's
+  // FitsAnyNodeMatching sends only the nodes its own filters pass.)
   if (auto it = family.nodes.find(number); it != family.nodes.end() && it->second.pods.count(pod_key))
-    restart = true;
-  if (alone && number >= 0)
-    for (auto it = family.nodes.upper_bound(number); it != family.nodes.end(); ++it)
-      restart = restart || !it->second.pods.empty();
-  if (restart) family.nodes.clear();
+    family.nodes.clear();
 
   const uint64_t fingerprint = std::hash<std::string>{}(object.dump());
   auto it = family.nodes.find(number);

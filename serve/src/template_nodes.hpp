@@ -9,12 +9,13 @@
 // only node of the request it fits, is packed onto it: CA then has no other
 // choice (its CheckPredicates on the last node it added names that node
 // alone; then it adds the pod there). Where several fit, CA picks one by an
-// order serve does not see, and nothing is packed. An estimation starts over, and its template
-// family's packed pods are dropped, when a pod already packed on the node is
-// asked again or a lower-numbered node is asked alone while a higher one
-// holds pods. A family nobody asked about for `idle` is dropped; at most
-// `max_nodes` simulated nodes are kept (the least recently asked family
-// goes first).
+// order serve does not see, and nothing is packed. An estimation starts
+// over, and its template family's packed pods are dropped, when a pod
+// already packed on the node is asked against it again (CA adds each pod
+// once per estimation). A family nobody asked about for `idle` is dropped:
+// one estimation's requests are milliseconds apart, CA's loops seconds. At
+// most `max_nodes` simulated nodes are kept (the least recently asked
+// family goes first).
 #pragma once
 
 #include <chrono>
@@ -44,7 +45,7 @@ class TemplateNodes {
  public:
   using Time = std::chrono::system_clock::time_point;
   struct Limits {
-    std::chrono::milliseconds idle{std::chrono::seconds(5)};  // under CA's 10 s scan interval
+    std::chrono::milliseconds idle{std::chrono::seconds(2)};  // well under CA's 10 s scan interval
     size_t max_nodes = 4096;
   };
   // The answer for one node: fits (with the cards it would take), or why not.
@@ -62,9 +63,9 @@ class TemplateNodes {
   void set_quotas(const core::QuotaBook* quotas) { scheduler_.set_quotas(quotas); }
 
   // Whether `pod` fits the node `object` (named `name`), as CA's
-  // simulation of it stands. `alone`: the request names no other node.
+  // simulation of it stands.
   Fit fit(const std::string& name, const nlohmann::json& object, const core::PodRequest& pod,
-          const std::string& pod_key, bool alone, Time now);
+          const std::string& pod_key, Time now);
   // CA packs the pod onto the node it fits (called for the only fitting
   // node of a request; a node that is no estimator node holds nothing).
   void pack(const std::string& name, const core::PodRequest& pod, const std::string& pod_key,

@@ -138,20 +138,23 @@ TEST_CASE("dry run: pods are packed onto the nodes CA's binpacking estimator add
   CHECK(f.state->reservation_count() == 0);
 }
 
-TEST_CASE("dry run: an earlier estimator node asked alone starts a new estimation", "[serve][dry-run]") {
+TEST_CASE("dry run: an earlier estimator node asked alone keeps what the estimation packed",
+          "[serve][dry-run]") {
+  // CA's FitsAnyNodeMatching for a later pod shape sends only the added
+  // nodes its own filters pass: e-0 alone, e-1 holding pods.
   Fixture f;
   const std::string e0 = kFamily + "-e-0", e1 = kFamily + "-e-1";
-  auto ask = [&](const std::string& pod, const std::string& node) {
+  auto ask = [&](const std::string& pod, const std::string& node, int mib) {
     return f.state->filter(
-        nodes_request(pod_object(pod, "uid-" + pod, 6000), {node_object(node, kT4Registration)}));
+        nodes_request(pod_object(pod, "uid-" + pod, mib), {node_object(node, kT4Registration)}));
   };
-  CHECK(ask("a", e0).nodes);
-  CHECK(ask("b", e0).nodes);
-  CHECK(ask("c", e1).nodes);
-  // Another pending set: e-0 asked alone while e-1 holds a pod.
-  CHECK(ask("p", e0).nodes);
-  CHECK(ask("q", e0).nodes);
-  CHECK_FALSE(ask("r", e0).nodes);
+  CHECK(ask("a", e0, 6000).nodes);
+  CHECK(ask("b", e0, 6000).nodes);
+  CHECK(ask("c", e1, 6000).nodes);
+  // e-0 holds 12000 of 15360 MiB: 3000 fits, then 400 does not (360 left).
+  CHECK(ask("p", e0, 3000).nodes);
+  CHECK_FALSE(ask("q", e0, 400).nodes);
+  CHECK(ask("r", e1, 4000).nodes);  // e-1 holds 6000
 }
 
 TEST_CASE("dry run: two fitting nodes in one request pack nothing (CA's choice is not seen)",

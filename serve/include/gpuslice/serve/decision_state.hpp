@@ -65,7 +65,7 @@ struct StateOptions {
   // Cluster Autoscaler's simulated nodes (template_nodes.hpp): a template
   // family nobody asked about this long is forgotten, and at most this many
   // simulated nodes are kept.
-  std::chrono::milliseconds dry_run_idle{std::chrono::seconds(5)};
+  std::chrono::milliseconds dry_run_idle{std::chrono::seconds(2)};
   size_t dry_run_max_nodes = 4096;
   std::vector<TemplateRegistration> template_registrations;  // --template-registration
 };
