@@ -2,6 +2,8 @@
 // objects at zero usage, pods packed onto the nodes CA's binpacking
 // estimator adds, nothing reserved or written, no later answer changed.
 #include <catch2/catch.hpp>
+#include <map>
+#include <tuple>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/metrics.hpp"
@@ -217,41 +219,63 @@ TEST_CASE("a simulated node named without its object cannot be fitted and the re
 TEST_CASE("dry runs interleaved with real filters and binds never change a real answer", "[serve][dry-run]") {
   // The same real requests on two states; one also gets dry runs between
   // them: for the same pods (pending or reserved), other pods, known nodes
-  // and template nodes.
-  Fixture plain, mixed;
+  // and template nodes. Under the random policy on three nodes too, whose
+  // draws a dry run must not move.
+  struct Setup {
+    std::string policy, snapshot;
+    std::vector<std::string> names;
+    int divisor = 1;  // pods this much smaller (the preemption cluster's cards are mostly taken)
+  };
+  const Setup setup =
+      GENERATE(Setup{"hami", "tests/cli/data/kubectl-cluster.yaml", {"control-1", "gpu-t4-1"}},
+               Setup{"random", "tests/serve/data/preempt-cluster.yaml", {"gpu-a", "gpu-b", "gpu-c"}, 4},
+               Setup{"hami", "tests/serve/data/preempt-cluster.yaml", {"gpu-a", "gpu-b", "gpu-c"}, 4});
+  INFO("policy " << setup.policy << " on " << setup.snapshot);
+  Fixture plain(setup.snapshot, setup.policy), mixed(setup.snapshot, setup.policy);
   const std::string e0 = kFamily + "-e-0";
-  const std::vector<std::string> names = {"control-1", "gpu-t4-1"};
   std::vector<std::string> plain_answers, mixed_answers;
+  std::map<Fixture*, std::string> placed_on;  // the last real filter's node
   auto real = [&](Fixture& f, std::vector<std::string>& answers, const nlohmann::json& pod) {
-    const ExtenderArgs a = names_request(pod, names);
+    const ExtenderArgs a = names_request(pod, setup.names);
     FilterOutcome o{};
     const ExtenderFilterResult r = f.state->filter(a, &o);
     answers.push_back(encode_filter_result(r, a) + outcome_name(o));
+    placed_on[&f] = r.nodes && !r.nodes->empty() ? r.nodes->front() : setup.names.back();
   };
   auto bind = [&](Fixture& f, std::vector<std::string>& answers, const std::string& pod,
                   const std::string& uid) {
-    answers.push_back("bind:" + f.state->bind({pod, "default", uid, "gpu-t4-1"}));
+    answers.push_back("bind:" + f.state->bind({pod, "default", uid, placed_on[&f]}));
   };
+  std::vector<nlohmann::json> known;
+  for (const auto& n : setup.names) known.push_back(node_object(n, ""));
   auto dry = [&](const nlohmann::json& pod) {
+    std::vector<nlohmann::json> with_template = known, with_broken = known;
+    with_template.push_back(node_object(kFamily, kT4Registration));
+    with_broken.push_back(node_object(e0, "[broken"));
     for (const auto& nodes :
-         {std::vector<nlohmann::json>{node_object(e0, kT4Registration)},
-          std::vector<nlohmann::json>{node_object("gpu-t4-1", ""), node_object(kFamily, kT4Registration)},
-          std::vector<nlohmann::json>{node_object("gpu-t4-1", ""), node_object(e0, "[broken")}}) {
+         {std::vector<nlohmann::json>{node_object(e0, kT4Registration)}, with_template, with_broken}) {
       FilterOutcome o{};
       mixed.state->filter(nodes_request(pod, nodes), &o);
       CHECK(o == FilterOutcome::DryRun);
     }
   };
-  const std::vector<std::pair<std::string, int>> pods = {{"a", 8000}, {"b", 6000}, {"c", 7000}, {"d", 3000},
-                                                         {"e", 9000}, {"f", 2000}, {"g", 1000}};
+  auto cards = [](Fixture& f) {
+    std::vector<std::tuple<std::string, int64_t, int32_t, int32_t>> out;
+    for (const auto& c : f.state->card_use())
+      out.emplace_back(c.uuid, c.memory_used_mib, c.cores_used, c.slots_used);
+    return out;
+  };
+  const std::vector<std::pair<std::string, int>> pods = {{"a", 8000},  {"b", 6000}, {"c", 7000}, {"d", 3000},
+                                                         {"e", 9000},  {"f", 2000}, {"g", 1000}, {"h", 12000},
+                                                         {"i", 14000}, {"j", 5000}};
   for (size_t i = 0; i < pods.size(); ++i) {
     const auto& [name, mib] = pods[i];
-    const auto pod = pod_object(name, "uid-" + name, mib);
+    const auto pod = pod_object(name, "uid-" + name, mib / setup.divisor);
     dry(pod);  // pending: CA asks before kube-scheduler does
     real(plain, plain_answers, pod);
     dry(pod);  // reserved: CA asks again
     real(mixed, mixed_answers, pod);
-    dry(pod_object("other-" + name, "uid-other-" + name, mib));
+    dry(pod_object("other-" + name, "uid-other-" + name, mib / setup.divisor));
     if (i % 2 == 0) {
       bind(plain, plain_answers, name, "uid-" + name);
       dry(pod);
@@ -261,7 +285,7 @@ TEST_CASE("dry runs interleaved with real filters and binds never change a real 
     mixed.t += std::chrono::seconds(20);
   }
   CHECK(mixed_answers == plain_answers);
-  CHECK(mixed.memory_used(kT4) == plain.memory_used(kT4));
+  CHECK(cards(mixed) == cards(plain));
   CHECK(mixed.state->reservation_count() == plain.state->reservation_count());
   CHECK(mixed.writer.pod_annotations("default", "a") == plain.writer.pod_annotations("default", "a"));
   CHECK(mixed.writer.pod_annotations("default", "other-a").empty());
