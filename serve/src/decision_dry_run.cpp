@@ -70,21 +70,21 @@ ExtenderFilterResult DecisionState::dry_run_filter(const FilterPod& pod, const E
   }
 
   // Simulated nodes: each from its object, with the pods CA packed onto it.
-  std::optional<std::pair<size_t, core::PodAllocation>> only_fit;  // the one simulated node that fits
-  size_t simulated_fits = 0;
+  std::optional<std::pair<size_t, core::PodAllocation>>
+      first_fit;  // a simulated node that fits, and its cards
   for (const size_t i : simulated) {
     const std::string& name = args.node_names[i];
     TemplateNodes::Fit fit = templates_->fit(name, args.node_items.at(i), pod.request, pod.key, t);
     if (fit.fits) {
       fitting.push_back(name);
-      if (++simulated_fits == 1) only_fit.emplace(i, std::move(fit.allocation));
+      if (!first_fit) first_fit.emplace(i, std::move(fit.allocation));
     } else {
       result.failed[name] = fit.reason;
     }
   }
-  // CA adds the pod to the node it chose: serve knows which when one fits.
-  if (fitting.size() == 1 && only_fit)
-    templates_->pack(args.node_names[only_fit->first], pod.request, pod.key, only_fit->second, t);
+  // CA adds the pod to the node it chose: serve knows which when only one fits.
+  if (fitting.size() == 1 && first_fit)
+    templates_->pack(args.node_names[first_fit->first], pod.request, pod.key, first_fit->second, t);
 
   if (!fitting.empty()) result.nodes = std::move(fitting);
   return result;

@@ -123,15 +123,24 @@ size_t TemplateNodes::node_count() const {
   return n;
 }
 
-// The least recently asked families go first; the one being asked stays.
-void TemplateNodes::keep_bound(const std::string& asked) {
+// The least recently asked families go first; then, when the one being
+// asked alone passes the bound (an estimation of more nodes than that), its
+// lowest-numbered nodes, never the node being asked.
+void TemplateNodes::keep_bound(const std::string& asked, long asked_number) {
   while (node_count() > limits_.max_nodes) {
     auto oldest = families_.end();
     for (auto it = families_.begin(); it != families_.end(); ++it)
       if (it->first != asked &&
           (oldest == families_.end() || it->second.last_asked < oldest->second.last_asked))
         oldest = it;
-    if (oldest == families_.end()) return;
+    if (oldest == families_.end()) {
+      auto& nodes = families_.at(asked).nodes;
+      auto lowest = nodes.begin();
+      if (lowest != nodes.end() && lowest->first == asked_number) ++lowest;
+      if (lowest == nodes.end()) return;
+      nodes.erase(lowest);
+      continue;
+    }
     families_.erase(oldest);
   }
 }
@@ -182,7 +191,7 @@ TemplateNodes::Fit TemplateNodes::fit(const std::string& name, const nlohmann::j
   auto it = family.nodes.find(number);
   if (it == family.nodes.end() || it->second.fingerprint != fingerprint)
     it = family.nodes.insert_or_assign(number, read(name, object, fingerprint)).first;
-  keep_bound(base);
+  keep_bound(base, number);
   Simulated& node = it->second;
 
   Fit answer;

@@ -15,7 +15,8 @@
 // once per estimation). A family nobody asked about for `idle` is dropped:
 // one estimation's requests are milliseconds apart, CA's loops seconds. At
 // most `max_nodes` simulated nodes are kept (the least recently asked
-// family goes first).
+// family goes first; an estimation larger than that forgets its earliest
+// nodes).
 #pragma once
 
 #include <chrono>
@@ -90,7 +91,7 @@ class TemplateNodes {
   // "<base>-e-<n>" -> (base, n); any other name -> (name, -1).
   static std::pair<std::string, long> split_name(const std::string& name);
   void forget_idle(Time now);
-  void keep_bound(const std::string& asked);
+  void keep_bound(const std::string& asked, long asked_number);
   Simulated read(const std::string& name, const nlohmann::json& object, uint64_t fingerprint) const;
 
   // The registration a node group's template lacks, chosen by its labels.

@@ -392,4 +392,15 @@ TEST_CASE("dry run: at most dry_run_max_nodes simulated nodes are kept, the leas
   CHECK(ask("q1", b).nodes);        // two simulated nodes kept
   CHECK(ask("r1", c).nodes);        // a third: a, asked least recently, goes
   CHECK(ask("p3", a).nodes);        // a from zero again
+  // One estimation past the bound forgets its earliest node.
+  const std::string d0 = "template-node-for-d-4-e-0", d1 = "template-node-for-d-4-e-1",
+                    d2 = "template-node-for-d-4-e-2";
+  CHECK(ask("s1", d0).nodes);
+  CHECK(ask("s2", d0).nodes);
+  CHECK_FALSE(ask("s3", d0).nodes);
+  CHECK(ask("s3", d1).nodes);
+  CHECK(ask("s4", d2).nodes);  // d-4-e-0 goes (a, b, c went first)
+  CHECK(ask("s5", d0).nodes);  // empty again
+  CHECK(ask("s6", d0).nodes);
+  CHECK_FALSE(ask("s7", d0).nodes);  // and packed again
 }
