@@ -98,7 +98,7 @@ TEST_CASE("dry run: known nodes in the request are decided as a real filter woul
   CHECK(f.memory_used(kT4) == base);
   // More than the live T4 has free: refused there with HAMi's reason, the template still fits.
   const auto full =
-      f.state->filter(nodes_request(pod_object("pending-1", "p1", 15360 - base + 1),
+      f.state->filter(nodes_request(pod_object("pending-1", "p1", static_cast<int>(15360 - base + 1)),
                                     {node_object("gpu-t4-1", ""), node_object(kFamily, kT4Registration)}));
   REQUIRE(full.nodes);
   CHECK(*full.nodes == std::vector<std::string>{kFamily});
