@@ -74,7 +74,11 @@ ExtenderFilterResult DecisionState::dry_run_filter(const FilterPod& pod, const E
       first_fit;  // a simulated node that fits, and its cards
   for (const size_t i : simulated) {
     const std::string& name = args.node_names[i];
-    TemplateNodes::Fit fit = templates_->fit(name, args.node_items.at(i), pod.request, pod.key, t);
+    if (i >= args.node_items.size()) {  // an ExtenderArgs built without its objects
+      result.failed[name] = "node unregistered";
+      continue;
+    }
+    TemplateNodes::Fit fit = templates_->fit(name, args.node_items[i], pod.request, pod.key, t);
     if (fit.fits) {
       fitting.push_back(name);
       if (!first_fit) first_fit.emplace(i, std::move(fit.allocation));
