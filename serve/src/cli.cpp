@@ -13,6 +13,7 @@
 #include "gpuslice/serve/memory_cluster.hpp"
 #include "gpuslice/serve/metrics.hpp"
 #include "gpuslice/serve/server.hpp"
+#include "template_nodes.hpp"
 
 namespace gpuslice::serve {
 
@@ -27,6 +28,7 @@ struct ServeFlags {
   std::string policy = "hami";
   std::string tls_cert, tls_key;
   std::string device_config;
+  std::string template_registration;
   double reservation_ttl_s = 60;
   size_t max_body_bytes = 64u << 20;
   size_t full_report_nodes = StateOptions{}.full_report_nodes;
@@ -59,6 +61,9 @@ void run(const ServeFlags& f) {
     o.webhook.defaults =
         core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config).requests;
   so.defaults = o.webhook.defaults;
+  if (!f.template_registration.empty())
+    so.template_registrations = parse_template_registrations(
+        core::codec::read_text_file(f.template_registration), f.template_registration);
 
   // Where the cluster lives: a snapshot served from memory (filter reserves,
   // bind commits, no API calls), or the API server (list + watch in;
@@ -132,6 +137,9 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--device-config", flags->device_config,
                   "HAMi's device-config.yaml (resource names, request defaults, migProfileAllowlist), "
                   "validated as HAMi does; default: the Helm chart's");
+  cmd->add_option("--template-registration", flags->template_registration,
+                  "JSON file: the card registration (hami.io/node-nvidia-register) of Cluster Autoscaler "
+                  "template nodes that carry none, by node group labels (a group scaled from zero)");
   cmd->add_option("--tls-cert", flags->tls_cert, "serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", flags->tls_key, "private key for --tls-cert (PEM)");
   cmd->add_option("--reservation-ttl", flags->reservation_ttl_s,
