@@ -29,8 +29,8 @@
 #include <mutex>
 #include <thread>
 
-#include "gpuslice/core/codec/registration.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
 #include "gpuslice/serve/server.hpp"
 #include "gpuslice/sim/openb.hpp"

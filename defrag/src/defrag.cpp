@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "gpuslice/core/codec/device_config.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/defrag/replay.hpp"

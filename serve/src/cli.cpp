@@ -6,10 +6,11 @@
 #include <iostream>
 #include <memory>
 
-#include "gpuslice/core/codec/device_config.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/decision_state.hpp"
+#include "gpuslice/serve/dialect_check.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
 #include "gpuslice/serve/metrics.hpp"
 #include "gpuslice/serve/server.hpp"
@@ -59,7 +60,8 @@ void run(const ServeFlags& f) {
   o.webhook.scheduler_name = f.scheduler_name;
   if (!f.device_config.empty())
     o.webhook.defaults =
-        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config).requests;
+        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config)
+            .requests;
   so.defaults = o.webhook.defaults;
   if (!f.template_registration.empty())
     so.template_registrations = parse_template_registrations(
@@ -72,8 +74,11 @@ void run(const ServeFlags& f) {
   std::unique_ptr<ClusterWriter> writer;
   std::string source;
   size_t nodes = 0, pods = 0;
+  // What serve cannot serve is said now, never answered silently wrong.
+  std::vector<std::string> unserved = check_servable(f.policy, nullptr, "");
   if (!f.snapshot.empty()) {
     auto snapshot = std::make_unique<SnapshotFeed>(f.snapshot, f.quotas);
+    unserved = check_servable(f.policy, &snapshot->gpu_nodes(), f.snapshot);
     nodes = snapshot->node_count();
     pods = snapshot->pod_count();
     feed = std::move(snapshot);
@@ -90,6 +95,7 @@ void run(const ServeFlags& f) {
     so.release_lock_after_bind = false;  // HAMi's device plugin releases it after allocating
     source = connection.server;
   }
+  for (const auto& line : unserved) std::cerr << "gpuslice serve: " << line << "\n";
   DecisionState state(so, *writer);
   Metrics metrics;
   Server server(state, metrics, o);
@@ -132,7 +138,10 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--listen", flags->listen, "filter/bind listener host:port")->capture_default_str();
   cmd->add_option("--metrics-listen", flags->metrics_listen, "/metrics listener host:port")
       ->capture_default_str();
-  cmd->add_option("--policy", flags->policy, "hami (follows the pod's annotations), fgd, bestfit, ...")
+  cmd->add_option(
+         "--policy", flags->policy,
+         "hami (follows the pod's annotations), fgd, bestfit, ...; Koordinator's and KAI's are refused "
+         "(docs/serve.md)")
       ->capture_default_str();
   cmd->add_option("--device-config", flags->device_config,
                   "HAMi's device-config.yaml (resource names, request defaults, migProfileAllowlist), "

@@ -6,7 +6,7 @@
 #include <unordered_set>
 
 #include "filter_steps.hpp"
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "template_nodes.hpp"
 
 namespace gpuslice::serve {

@@ -9,11 +9,13 @@
 
 #include "api_objects.hpp"
 #include "filter_steps.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "gpuslice/core/errors.hpp"
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/serve/dialect_check.hpp"
 #include "refusal_memo.hpp"
 #include "rfc3339.hpp"
 #include "template_nodes.hpp"
@@ -191,6 +193,28 @@ void DecisionState::expire() {
   }
 }
 
+namespace {
+
+// A node whose cards another dialect registers (KAI's labels) is named on
+// stderr each time it is read: serve reads HAMi's registrations only, and
+// never answers "node unregistered" without a word.
+void note_unserved(core::codec::NodeDocument doc) {
+  const std::string name = doc.node.name;
+  std::vector<core::codec::NodeDocument> one;
+  one.push_back(std::move(doc));
+  std::vector<std::string> ignored;
+  try {
+    core::dialects::register_nodes(one, {}, "node " + name, ignored);
+  } catch (const core::InputError&) {
+    return;
+  }
+  if (one.front().node.devices.empty()) return;
+  if (std::string note = unserved_node_note(name, one.front().node.cards_from); !note.empty())
+    std::cerr << "gpuslice serve: " << note << "\n";
+}
+
+}  // namespace
+
 // One node's registration as the core reads it; nullopt (and a line on
 // stderr) when it cannot be read: one bad registration must not hide the
 // others. A node whose registration did not change keeps its reading.
@@ -203,8 +227,10 @@ DecisionState::NodeRecord DecisionState::read_node(const core::codec::NodeObject
     return r;
   }
   try {
-    r.parsed =
-        core::codec::node_document(object, ApiContext("node " + text_of(object.header.meta.name))).node;
+    core::codec::NodeDocument doc =
+        core::codec::node_document(object, ApiContext("node " + text_of(object.header.meta.name)));
+    r.parsed = doc.node;
+    if (!doc.registered) note_unserved(std::move(doc));
   } catch (const core::InputError& e) {
     std::cerr << "gpuslice serve: node skipped: " << e.what() << "\n";
   }

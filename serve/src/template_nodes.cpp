@@ -7,9 +7,9 @@
 
 #include "api_objects.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
-#include "gpuslice/core/policies/hami.hpp"
 
 namespace gpuslice::serve {
 

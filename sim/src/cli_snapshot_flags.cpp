@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
-#include "gpuslice/core/codec/device_config.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/cli.hpp"
 

@@ -12,8 +12,8 @@
 #include <stdexcept>
 
 #include "card_use_log.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"

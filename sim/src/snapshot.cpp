@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <limits>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/priority_class.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/sim/durations.hpp"
@@ -40,7 +41,7 @@ std::string over_capacity(const core::Cluster& cluster, size_t node, const core:
     const auto& d = n.devices[static_cast<size_t>(c.device)];
     const auto& u = use[static_cast<size_t>(c.device)];
     // Koordinator and KAI count no slots: a card of theirs takes any number of pods.
-    const bool counts_slots = n.cards_from == core::Dialect::Hami;
+    const bool counts_slots = core::dialects::unit(n.cards_from).counts_slots();
     if ((counts_slots && u.slots + c.usage.slots > d.slots) ||
         u.memory_mib + c.usage.memory_mib > d.memory_mib || u.cores + c.usage.cores > d.cores)
       return fmt::format("card {} would hold {} slots, {} MiB, {}% cores of {}, {} MiB, {}%", d.uuid,
@@ -148,7 +149,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         continue;  // no pod is being placed here
       case core::PlacedRole::KaiReservation:
         ++snap.skipped[kSkipKaiReservation];  // its CPU and memory still count on its node
-        cluster.charge(p.node, {}, doc.request.host);
+        if (const auto h = core::holding_of(p, doc.request.host))
+          cluster.charge(h->node, h->allocation, h->host);
         snap.starting.push_back({doc.request, p.node, {}, kForever, priority_of(doc), true});
         continue;
       case core::PlacedRole::BoundOnly:
@@ -166,14 +168,16 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         } else if (p.role == core::PlacedRole::BoundOnly) {
           ++snap.skipped[kSkipNoGpu];  // its CPU and memory still count on its node
         }
-        const core::PodAllocation allocation = p.holds() ? p.allocation : core::PodAllocation{};
-        if (std::string over = over_capacity(cluster, p.node, allocation, doc.request.host); !over.empty()) {
+        const core::Holding held =
+            *core::holding_of(p, doc.request.host);  // bound: it holds at least its host
+        const core::PodAllocation& allocation = held.allocation;
+        if (std::string over = over_capacity(cluster, held.node, allocation, held.host); !over.empty()) {
           snap.warnings.push_back(fmt::format("{}:{}: pod '{}' on node '{}' is not counted: {}", source,
                                               doc.line, name(), cluster.node(p.node).name, over));
           if (p.holds()) ++snap.skipped[kSkipOverCapacity];
           continue;
         }
-        cluster.charge(p.node, allocation, doc.request.host);
+        cluster.charge(held.node, allocation, held.host);
         StartingPod s;
         s.duration = p.holds() ? duration_of(doc) : kForever;
         s.priority = priority_of(doc);

@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/kube_objects.hpp"
 #include "gpuslice/core/codec/object_facts.hpp"
 #include "gpuslice/core/dialect.hpp"
+#include "gpuslice/core/dialects/koordinator/codec.hpp"
 #include "gpuslice/core/model.hpp"
 #include "gpuslice/core/request.hpp"
 

@@ -1,9 +1,9 @@
-#include "placed_mig.hpp"
+#include "dialects/hami/placed_mig.hpp"
 
 #include <algorithm>
 #include <set>
 
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::core {

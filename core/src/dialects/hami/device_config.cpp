@@ -1,4 +1,4 @@
-#include "gpuslice/core/codec/device_config.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpuslice/core/policies/koordinator.hpp"
+#include "gpuslice/core/dialects/koordinator/policy.hpp"
 
 namespace gpuslice::core {
 

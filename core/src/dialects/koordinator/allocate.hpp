@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "gpuslice/core/policies/koordinator.hpp"
+#include "gpuslice/core/dialects/koordinator/policy.hpp"
 #include "gpuslice/core/reasons.hpp"
 
 namespace gpuslice::core::koordinator {

@@ -1,9 +1,10 @@
 // DeviceShare's Filter (plugin.go: the isolation-provider check, then
 // Allocate), its grants (fillGPUTotalMem) and its Score (scoreNode).
+#include "gpuslice/core/dialects/koordinator/policy.hpp"
+
 #include <fmt/format.h>
 
 #include "allocate.hpp"
-#include "gpuslice/core/policies/koordinator.hpp"
 
 namespace gpuslice::core {
 

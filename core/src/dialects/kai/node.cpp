@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gpuslice/core/policies/kai.hpp"
+#include "gpuslice/core/dialects/kai/policy.hpp"
 
 namespace gpuslice::core {
 

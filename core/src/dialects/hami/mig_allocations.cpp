@@ -1,4 +1,4 @@
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "gpuslice/core/codec/kai.hpp"
+#include "gpuslice/core/dialects/kai/codec.hpp"
 
 #include <fmt/format.h>
 #include <openssl/evp.h>

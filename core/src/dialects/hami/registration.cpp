@@ -1,11 +1,11 @@
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 
 #include <fmt/format.h>
 
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "fields.hpp"
+#include "codec/fields.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::core::codec {

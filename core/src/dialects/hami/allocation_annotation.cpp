@@ -1,8 +1,8 @@
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 
 #include <fmt/format.h>
 
-#include "fields.hpp"
+#include "codec/fields.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::core::codec {

@@ -4,7 +4,7 @@
 // and free resources (device_cache.go buildDeviceResources, resetDeviceFree).
 #include <algorithm>
 
-#include "gpuslice/core/policies/koordinator.hpp"
+#include "gpuslice/core/dialects/koordinator/policy.hpp"
 
 namespace gpuslice::core {
 

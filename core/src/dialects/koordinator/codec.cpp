@@ -1,4 +1,4 @@
-#include "gpuslice/core/codec/koordinator.hpp"
+#include "gpuslice/core/dialects/koordinator/codec.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // HAMi's own policy: rank nodes by usage before the pod (binpack: fullest
 // first; spread: emptiest first), cards by HAMi's GPU policy.
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 
 namespace gpuslice::core {
 

@@ -1,7 +1,7 @@
 // A running HAMi pod's MIG reservations read back (HAMi v2.10.0
 // pkg/scheduler/scheduler.go getNodesUsage): which instance each grant
 // holds, and which cards the pod closes when its reservations cannot be
-// read. Internal to read_placed_pods.
+// read. Internal to HAMi's placed reading (placed.cpp).
 #pragma once
 
 #include <string>

@@ -3,13 +3,13 @@
 // framework/session.go FittingGPUs and the gpupack / gpuspread GPU order)
 // and its node order (nodeplacement, gpusharingorder, nodeavailability,
 // resourcetype; equal scores by node name).
+#include "gpuslice/core/dialects/kai/policy.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include "gpuslice/core/policies/kai.hpp"
 
 namespace gpuslice::core {
 
