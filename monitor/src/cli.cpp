@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/monitor/monitor.hpp"
 #include "gpuslice/serve/server.hpp"
@@ -124,7 +125,7 @@ void register_cli(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--legacy-metrics", f->legacy_metrics, "also emit HAMi's legacy metric names and labels");
   cmd->add_option("--feedback-period", f->feedback_period, "seconds between feedback passes (HAMi: 5)")
-      ->check(CLI::Range(0.05, 3600.0))
+      ->check(cli::number(0.05, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--no-feedback", f->no_feedback, "only read the files: no feedback, no writes");
   cmd->add_flag(
@@ -132,7 +133,7 @@ void register_cli(CLI::App& app) {
       "remove folders whose pod is gone, untouched for --stale-after seconds, that no live process holds");
   cmd->add_option("--stale-after", f->stale_after,
                   "seconds a gone pod's folder must be untouched (HAMi: 300)")
-      ->check(CLI::Range(0.0, 1e7))
+      ->check(cli::number(0.0, 1e7))
       ->capture_default_str();
   cmd->add_flag("--once", f->once, "one pass (feedback included), print /metrics to stdout and exit");
   cmd->callback([f] { run(*f); });

@@ -351,6 +351,12 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   PlanResult result;
   result.targets = req.targets;
   for (const auto& g : groups) result.vary.push_back(g.name);
+  // 0 is "the default"; a negative count is a mistake, never the default.
+  if (req.max_count < 0)
+    throw InputError("arguments", 0, "max_count",
+                     fmt::format("{} is negative (0 or none: the default)", req.max_count));
+  if (req.curve_points < 0 || req.curve_points > 10'000)
+    throw InputError("arguments", 0, "curve_points", fmt::format("{} is not in 0..10000", req.curve_points));
   const int lo = req.min_count;
   const int hi = req.max_count > 0 ? req.max_count : std::max(16, 4 * base_total);
   // A snapshot already has nodes: adding none may be the answer.

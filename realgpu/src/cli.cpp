@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/realgpu/isolation_check.hpp"
 #include "gpuslice/realgpu/labs.hpp"
@@ -36,9 +37,9 @@ void register_check(CLI::App& realgpu) {
          "--seconds", a->seconds,
          "window of each compute exercise (default 10; the first ~0.3 s of a slice run before NVML's "
          "first samples price a launch, so windows under ~5 s read a few points high)")
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(cli::number(1.0, 600.0));
   cmd->add_option("--slice-mib", a->slice_mib, "memory of each test slice (default 8000, as in the seed lab)")
-      ->check(CLI::Range(1024, 1 << 20));
+      ->check(cli::whole_number(1024, 1 << 20));
   cmd->callback([a] {
     CheckOptions o;
     o.driver = driver_choice(a->driver);

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/realgpu/labs.hpp"
 
@@ -42,7 +43,7 @@ void register_labs_command(CLI::App& realgpu) {
   cmd->add_option("--seconds", a->o.seconds,
                   "each compute exercise, sampled once a second, the first 2 s left out (default 10 on the "
                   "fake driver, 12 on a GPU)")
-      ->check(CLI::Range(4.0, 600.0));
+      ->check(cli::number(4.0, 600.0));
   cmd->add_option("--framework", a->framework,
                   "auto (PyTorch when `python -c \"import torch\"` works on a GPU), torch or probe");
   cmd->add_option("--python", a->o.python, "the Python that has PyTorch (default python3)");
@@ -50,9 +51,9 @@ void register_labs_command(CLI::App& realgpu) {
   cmd->add_option("--compare-libvgpu", a->o.compare_libvgpu,
                   "HAMi-core's libvgpu.so: time it beside ours in the overhead rows");
   cmd->add_option("--launches", a->o.launches, "launches per timing run (default 1000000)")
-      ->check(CLI::Range(1, 100000000));
+      ->check(cli::whole_number(1, 100000000));
   cmd->add_option("--allocs", a->o.allocs, "256 MiB allocations per process and timing run (default 200)")
-      ->check(CLI::Range(1, 1000000));
+      ->check(cli::whole_number(1, 1000000));
   cmd->callback([a] {
     a->o.driver = choice<DriverChoice>(
         a->driver, "--driver",

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/codec/device_config.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -57,7 +58,8 @@ void run(const ServeFlags& f) {
   o.webhook.scheduler_name = f.scheduler_name;
   if (!f.device_config.empty())
     o.webhook.defaults =
-        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config).requests;
+        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config)
+            .requests;
   so.defaults = o.webhook.defaults;
 
   // Where the cluster lives: a snapshot served from memory (filter reserves,
@@ -136,6 +138,7 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--tls-key", flags->tls_key, "private key for --tls-cert (PEM)");
   cmd->add_option("--reservation-ttl", flags->reservation_ttl_s,
                   "seconds a filter's reservation waits for its bind")
+      ->check(cli::number(0, 86400, true))
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", flags->max_body_bytes, "larger requests get 413")
       ->capture_default_str();
