@@ -36,8 +36,7 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--policy", w.policy,
                   "placement policy the moves and targets are placed with (default hami)");
   cmd->add_option("--gpu-policy", w.gpu_policy, "HAMi GPU policy (default spread)");
-  cmd->add_option("--max-moves", w.max_moves, "at most this many moves (default 5)")
-      ->check(cli::whole_number(0, 1000));
+  cmd->add_option("--max-moves", w.max_moves, "at most this many moves (default 5)");
   cmd->add_option("--movable", w.movable, "label selector of the pods that may move (e.g. 'tier!=critical')");
   cmd->add_option("--protect", w.protect, "namespaces whose pods never move (repeatable)");
   cmd->add_option(

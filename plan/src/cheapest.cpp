@@ -37,6 +37,11 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
     price.push_back(node_price(base.fleet_groups.at(g.index), req.prices));
     result.node_prices[g.name] = price.back();
   }
+  {
+    std::vector<const sim::FleetGroup*> fleet;
+    for (const auto& g : groups) fleet.push_back(&base.fleet_groups.at(g.index));
+    result.warnings = ambiguous_price_keys(fleet, req.prices);
+  }
   for (const auto& p : req.prices) {
     bool used = false;
     for (const auto& g : groups) try {
@@ -60,6 +65,7 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
       static_cast<double>(result.seeds.size()) *
       (req.search == "scan" ? grid : std::pow(hi + 1.0, static_cast<double>(k) - 1) * log_steps);
   FleetTrials trials(base, req.run, groups, req.targets, result.seeds, should_continue, expected, price);
+  if (hi > 0) result.never_placeable = trials.set_aside_never_placeable(std::vector<int>(groups.size(), hi));
   auto cost_of = [&](const std::vector<int>& counts) {
     double c = 0;
     for (size_t i = 0; i < k; ++i) c += counts[i] * price[i];

@@ -136,6 +136,7 @@ void register_cli(CLI::App& app) {
       };
     const PlanResult result = plan_capacity(req, report);
     progress.finish();
+    for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
     const auto j = to_json(result);
     if (!a->out.empty()) {
       const std::filesystem::path path = plan_json_path(a->out);

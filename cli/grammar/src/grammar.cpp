@@ -24,7 +24,7 @@ bool unsigned_form(const std::string& s, uint64_t& value) {
 
 bool number_form(const std::string& s, double& value) {
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  return !s.empty() && ec == std::errc() && p == s.data() + s.size() && std::isfinite(value);
+  return !s.empty() && ec == std::errc() && p == s.data() + s.size();
 }
 
 // `{:g}` with enough digits for 2^53 and 1e7 alike, never 300 of them.
@@ -105,16 +105,27 @@ CLI::Validator number(double min, double max, bool min_open) {
   return CLI::Validator(
       [min, max, min_open](std::string& s) -> std::string {
         double v = 0;
-        const bool any =
-            min == -std::numeric_limits<double>::max() && max == std::numeric_limits<double>::max();
-        if (!number_form(s, v)) return fmt::format("'{}' is not a number", s);
-        if (!any && (v < min || (min_open && v == min) || v > max))
+        if (!number_form(s, v) || !std::isfinite(v) || v < min || (min_open && v == min) || v > max)
           return fmt::format("'{}' is not a number in {}{}, {}]", s, min_open ? "(" : "[", shown(min),
                              shown(max));
         return {};
       },
       "", "gpuslice-number");
 }
+
+namespace {
+// The form of any number (nan and inf included: the command's own range
+// check names them with its message).
+CLI::Validator number_word() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        double v = 0;
+        if (!number_form(s, v)) return fmt::format("'{}' is not a number", s);
+        return {};
+      },
+      "", "gpuslice-number-form");
+}
+}  // namespace
 
 void check_number_forms(CLI::App& root) {
   each_app(root, [](CLI::App& app) {
@@ -127,7 +138,7 @@ void check_number_forms(CLI::App& root) {
       else if (base == "UINT")
         o->check(unsigned_number());
       else if (base == "FLOAT")
-        o->check(number(-std::numeric_limits<double>::max(), std::numeric_limits<double>::max()));
+        o->check(number_word());
     }
   });
 }
