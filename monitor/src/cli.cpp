@@ -1,5 +1,6 @@
 #include "gpuslice/monitor/cli.hpp"
 
+#include <fmt/format.h>
 #include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -59,6 +61,14 @@ void run(const Flags& f) {
     throw core::InputError(
         "command line", 0, "--clean-stale",
         "needs the node's pods (--kubeconfig, --in-cluster or --pods) to tell a stale folder");
+  // A mistyped path would read as a node with no container: an empty
+  // /metrics and exit 0. The DaemonSet mounts it DirectoryOrCreate, so on a
+  // node it always exists (containers/ inside may not, until a pod runs).
+  std::error_code ec;
+  if (!std::filesystem::is_directory(f.hook_path, ec))
+    throw core::InputError(
+        "command line", 0, "--hook-path",
+        fmt::format("'{}' is not a folder (HAMi's HOOK_PATH, the one holding containers/)", f.hook_path));
   MonitorOptions o;
   o.hook_path = f.hook_path;
   o.node_name = f.node_name.empty() ? default_node_name() : f.node_name;
