@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "gpuslice/cli/grammar.hpp"
+#include "gpuslice/cli/progress.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/realgpu/labs.hpp"
 
@@ -28,7 +29,7 @@ void register_labs_command(CLI::App& realgpu) {
   struct Args {
     LabsOptions o;
     std::string out, driver = "auto", framework = "auto", overhead = "auto";
-    bool json = false;
+    bool json = false, quiet = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = realgpu.add_subcommand(
@@ -38,6 +39,7 @@ void register_labs_command(CLI::App& realgpu) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--out", a->out, "also write DIR/labs.json and DIR/labs.md");
   cmd->add_flag("--json", a->json, "print the JSON report (one record per row) instead of the tables");
+  cmd->add_flag("--quiet", a->quiet, "no progress line (it is shown only when stderr is a terminal)");
   cmd->add_option("--driver", a->driver,
                   "auto (real when libcuda.so.1 answers, else the fake), fake or real");
   cmd->add_option("--seconds", a->o.seconds,
@@ -64,7 +66,14 @@ void register_labs_command(CLI::App& realgpu) {
     a->o.overhead = choice<OverheadRows>(
         a->overhead, "--overhead",
         {{"auto", OverheadRows::Auto}, {"on", OverheadRows::On}, {"off", OverheadRows::Off}});
+    cli::Progress progress("labs", a->quiet);
+    if (progress.shown())
+      a->o.progress = [&progress](size_t done, size_t total, const std::string& next) {
+        progress.step(done, total, next);
+      };
     const LabsReport report = run_labs(a->o);
+    a->o.progress = {};
+    progress.finish();
     if (a->json)
       std::cout << report.to_json().dump(2) << "\n";
     else

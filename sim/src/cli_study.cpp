@@ -108,7 +108,7 @@ void register_study_cli(CLI::App& app) {
   cmd->add_option("--policies,--policy", a->policies,
                   "comma list (default: random,dotprod,gpuclustering,gpupacking,bestfit,fgd); any registered "
                   "policy, e.g. hami-binpack, koordinator, kai-binpack (docs/dialects.md)");
-  cmd->add_option("--seeds", a->seeds, "seeds, e.g. 42-51 or 42,44 (default 42-51)");
+  cmd->add_option("--seeds,--seed", a->seeds, "seeds, e.g. 42-51 or 42,44 (default 42-51)");
   cmd->add_option("--tune", a->tune, "GPU demand as a multiple of capacity (default 1.3)");
   cmd->add_option("--jobs", a->jobs, "parallel runs (default 0: one per core)")
       ->check(cli::whole_number(0, 4096));

@@ -170,7 +170,10 @@ std::string unknown_subcommand(const CLI::App& root, int argc, const char* const
 
 std::string usage_error_text(const CLI::App& root, const CLI::ParseError& e) {
   const CLI::App& app = selected(root);
-  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+  // CLI11 checks required options before it names unknown words: a
+  // mistyped `--ouot DIR` would read "--out is required". The unknown word
+  // is the mistake, so it is named first whatever CLI11 threw.
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) || !app.remaining(false).empty()) {
     // The first unknown flag is the mistake (the words after it are its
     // value); with none, the first stray word.
     const auto words = app.remaining(false);
