@@ -51,6 +51,9 @@ void register_cli(CLI::App& app) {
       "scheduler decisions the exact search may make (default: 2e8 / (nodes + 100), from 20000 to 1000000)");
   cmd->add_option("--out", a->out, "write moves.csv, summary.json and report.html here");
   cmd->add_flag("--json", a->json, "print summary.json's content instead of the text");
+  cmd->add_flag("--strict", w.strict,
+                "a pending pod whose request cannot be read is bad input (exit 2); default: it is left out "
+                "with a warning and the rest is planned, as HAMi leaves it Pending");
   cmd->add_flag("--quiet", a->quiet, "no progress line (it is shown only when stderr is a terminal)");
   cmd->callback([a, cmd] {
     RequestWords words = a->words;

@@ -174,6 +174,7 @@ DefragRequest request_of(const RequestWords& w) {
     throw core::InputError("command line", 0, "--search",
                            fmt::format("'{}': use auto, exact or heuristic", w.search));
   req.add = w.add;
+  req.strict = w.strict;
   return req;
 }
 
@@ -205,6 +206,7 @@ DefragResult defrag(const Input& input, const DefragRequest& request, double rea
 DefragResult defrag(const DefragRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   const Input input = load_input(request.snapshot);
+  if (request.strict && !input.snapshot.malformed.empty()) input.snapshot.malformed.front().raise();
   return defrag(input, request, seconds_since(start));
 }
 

@@ -145,6 +145,31 @@ Scenario load_input(const SimulateArgs& a, uint64_t openb_seed) {
   return scenario;
 }
 
+// The snapshot's pending pods whose request could not be read: a row each
+// in pods.csv (refused, reason InvalidRequest, where and why in shortfall)
+// and a warning on stderr. They are not in the run's counts: no pod with
+// that request ever arrived at the scheduler's fit.
+void add_malformed(RunResult& result, const Scenario& scenario) {
+  if (!scenario.snapshot) return;
+  for (const auto& m : scenario.snapshot->malformed) {
+    PodRecord r;
+    r.name = m.name;
+    r.kind = "queue";
+    r.status = "refused";
+    r.reason = "InvalidRequest";
+    r.origin = "queue";
+    r.shortfall = m.message();
+    result.pods.push_back(std::move(r));
+  }
+}
+
+void warn_malformed(const Scenario& scenario) {
+  if (!scenario.snapshot) return;
+  for (const auto& m : scenario.snapshot->malformed)
+    std::cerr << "warning: " << m.message() << " (pod '" << m.name
+              << "' left Pending, the rest runs; --strict refuses the dump)\n";
+}
+
 void write_run(const RunResult& result, const std::string& out, bool card_use,
                const std::string& description) {
   try {
@@ -220,6 +245,7 @@ void register_cli(CLI::App& app) {
       throw core::InputError("command line", 0, "--out", e.what());
     }
     Scenario scenario = load_input(*a, seed_list(*a, 42).front());
+    warn_malformed(scenario);
     RunOptions options;
     const std::vector<std::string> policies = policy_list(a->policy.empty() ? scenario.policy : a->policy);
     options.gpu_policy = scenario.gpu_policy;
@@ -254,6 +280,7 @@ void register_cli(CLI::App& app) {
           if (policies.size() > 1 || (modes.size() == 1 && seeds.size() == 1)) part(policy);
           if (modes.size() > 1) part(std::string(preemption_name(mode)));
           if (seeds.size() > 1) part(fmt::format("seed{}", seed));
+          add_malformed(result, scenario);
           const std::string out = several ? (std::filesystem::path(a->out) / label).string() : a->out;
           write_run(result, out, options.card_use, scenario.description);
           if (!several) return;

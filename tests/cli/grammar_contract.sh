@@ -181,6 +181,20 @@ expect metric-unknown-field 2 "the summary has no metric 'no_such_field' \(known
 # monitor --hook-path on a missing path exited 0 and printed nothing.
 expect hook-path-missing 2 "^command line: --hook-path: '$OUT/no-such-dir' is not a folder" -- \
   "$BIN" monitor --hook-path "$OUT/no-such-dir" --no-pods --once
+# One malformed pending pod stopped a whole cluster's what-if: it is left out
+# with its field and reason (pods.csv, a warning), the rest runs; --strict
+# keeps exit 2. lab/notebook-dave asks gpumem 'lots' (line 1346).
+sed "1346s/nvidia.com\/gpumem: '8000'/nvidia.com\/gpumem: 'lots'/" "$SRC/examples/snapshot/cluster.yaml" > "$OUT/bad-pod.yaml"
+WHY="bad-pod.yaml:1346: spec.containers\[0\].resources.nvidia.com/gpumem: quantity 'lots' has no digits"
+expect malformed-simulate 0 "^warning: .*$WHY.*pod 'lab/notebook-dave' left Pending, the rest runs" -- \
+  "$BIN" simulate --snapshot "$OUT/bad-pod.yaml" --out "$OUT/bad"
+expect malformed-row 0 "^lab/notebook-dave,queue,0,0.000,,,,refused,,,InvalidRequest,queue,,\".*$WHY" -- cat "$OUT/bad/pods.csv"
+expect malformed-rest-runs 0 '"placements": *[1-9]' -- cat "$OUT/bad/summary.json"
+expect malformed-strict 2 "^.*$WHY" -- "$BIN" simulate --snapshot "$OUT/bad-pod.yaml" --out "$OUT/bad2" --strict
+expect malformed-defrag 1 "warning: .*$WHY" -- "$BIN" defrag --snapshot "$OUT/bad-pod.yaml"
+expect malformed-defrag-strict 2 "$WHY" -- "$BIN" defrag --snapshot "$OUT/bad-pod.yaml" --strict
+expect malformed-plan-strict 2 "$WHY" -- \
+  "$BIN" plan --snapshot "$OUT/bad-pod.yaml" --add "$SRC/examples/place/t4-node.yaml" --target 'refused_pct<=0' --strict
 # Progress: never when stderr is not a terminal; on a terminal unless --quiet.
 expect plan-quiet-off-tty 0 '^$' -- bash -c "'$OUT/plan.sh' --seeds 1-3 2>&1 >/dev/null"
 if command -v script >/dev/null; then
