@@ -61,14 +61,6 @@ void run(const Flags& f) {
     throw core::InputError(
         "command line", 0, "--clean-stale",
         "needs the node's pods (--kubeconfig, --in-cluster or --pods) to tell a stale folder");
-  // A mistyped path would read as a node with no container: an empty
-  // /metrics and exit 0. The DaemonSet mounts it DirectoryOrCreate, so on a
-  // node it always exists (containers/ inside may not, until a pod runs).
-  std::error_code ec;
-  if (!std::filesystem::is_directory(f.hook_path, ec))
-    throw core::InputError(
-        "command line", 0, "--hook-path",
-        fmt::format("'{}' is not a folder (HAMi's HOOK_PATH, the one holding containers/)", f.hook_path));
   MonitorOptions o;
   o.hook_path = f.hook_path;
   o.node_name = f.node_name.empty() ? default_node_name() : f.node_name;
@@ -78,7 +70,17 @@ void run(const Flags& f) {
   o.clean_stale = f.clean_stale;
   o.stale_after = f.stale_after;
   const serve::Endpoint listen = serve::parse_endpoint(f.metrics_listen, "--metrics-listen");
-  Monitor monitor(o, pod_source(f, o.node_name), open_nvml());
+  std::unique_ptr<PodSource> pods = pod_source(f, o.node_name);
+  // After the flags and the pod source are read (their mistakes first):
+  // a mistyped path would read as a node with no container: an empty
+  // /metrics and exit 0. The DaemonSet mounts it DirectoryOrCreate, so on a
+  // node it always exists (containers/ inside may not, until a pod runs).
+  std::error_code ec;
+  if (!std::filesystem::is_directory(f.hook_path, ec))
+    throw core::InputError(
+        "command line", 0, "--hook-path",
+        fmt::format("'{}' is not a folder (HAMi's HOOK_PATH, the one holding containers/)", f.hook_path));
+  Monitor monitor(o, std::move(pods), open_nvml());
   if (f.once) {
     monitor.tick();
     std::cout << monitor.metrics();
