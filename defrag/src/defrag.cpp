@@ -180,6 +180,7 @@ DefragRequest request_of(const RequestWords& w) {
   req.add = w.add;
   req.device_config = w.device_config;
   req.quotas = w.quotas;
+  req.strict = w.strict;
   return req;
 }
 
@@ -223,6 +224,7 @@ DefragResult defrag(const DefragRequest& request) {
                                                 request.device_config)
                    .requests;
   Input input = load_input(request.snapshot, defaults);
+  if (request.strict && !input.snapshot.malformed.empty()) input.snapshot.malformed.front().raise();
   if (!request.quotas.empty())
     for (auto& q : core::codec::read_resource_quota_file(request.quotas, &input.warnings))
       input.snapshot.quotas.push_back(std::move(q));

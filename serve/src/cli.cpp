@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -153,6 +154,7 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--tls-key", flags->tls_key, "private key for --tls-cert (PEM)");
   cmd->add_option("--reservation-ttl", flags->reservation_ttl_s,
                   "seconds a filter's reservation waits for its bind")
+      ->check(cli::number(0, 86400, true))
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", flags->max_body_bytes, "larger requests get 413")
       ->capture_default_str();

@@ -28,6 +28,9 @@ struct DefragRequest {
   std::string device_config;
   // ResourceQuotas beside the snapshot's own (kubectl get resourcequotas).
   std::string quotas;
+  // --strict: a pending pod whose request cannot be read is bad input;
+  // default: it is left out with a warning (HAMi leaves it Pending).
+  bool strict = false;
 };
 
 // A request as front ends spell it (the CLI's flags, Python's keywords),
@@ -46,6 +49,7 @@ struct RequestWords {
   uint64_t search_budget = SearchOptions{}.exact_budget;
   std::string device_config;  // --device-config FILE
   std::string quotas;         // --quotas FILE
+  bool strict = false;        // --strict
 };
 // Throws core::InputError naming the flag.
 DefragRequest request_of(const RequestWords& words);
