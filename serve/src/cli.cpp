@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -14,6 +15,7 @@
 #include "gpuslice/serve/memory_cluster.hpp"
 #include "gpuslice/serve/metrics.hpp"
 #include "gpuslice/serve/server.hpp"
+#include "template_nodes.hpp"
 
 namespace gpuslice::serve {
 
@@ -28,6 +30,7 @@ struct ServeFlags {
   std::string policy = "hami";
   std::string tls_cert, tls_key;
   std::string device_config;
+  std::string template_registration;
   double reservation_ttl_s = 60;
   size_t max_body_bytes = 64u << 20;
   size_t full_report_nodes = StateOptions{}.full_report_nodes;
@@ -61,6 +64,9 @@ void run(const ServeFlags& f) {
         core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config)
             .requests;
   so.defaults = o.webhook.defaults;
+  if (!f.template_registration.empty())
+    so.template_registrations = parse_template_registrations(
+        core::codec::read_text_file(f.template_registration), f.template_registration);
 
   // Where the cluster lives: a snapshot served from memory (filter reserves,
   // bind commits, no API calls), or the API server (list + watch in;
@@ -141,10 +147,14 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--device-config", flags->device_config,
                   "HAMi's device-config.yaml (resource names, request defaults, migProfileAllowlist), "
                   "validated as HAMi does; default: the Helm chart's");
+  cmd->add_option("--template-registration", flags->template_registration,
+                  "JSON file: the card registration (hami.io/node-nvidia-register) of Cluster Autoscaler "
+                  "template nodes that carry none, by node group labels (a group scaled from zero)");
   cmd->add_option("--tls-cert", flags->tls_cert, "serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", flags->tls_key, "private key for --tls-cert (PEM)");
   cmd->add_option("--reservation-ttl", flags->reservation_ttl_s,
                   "seconds a filter's reservation waits for its bind")
+      ->check(cli::number(0, 86400, true))
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", flags->max_body_bytes, "larger requests get 413")
       ->capture_default_str();

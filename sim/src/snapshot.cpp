@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "gpuslice/core/codec/priority_class.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
@@ -25,6 +26,7 @@ PodPriority priority_of(const core::codec::PodDocument& doc) {
   PodPriority p;
   p.value = doc.priority;
   p.preempt_never = doc.preempt_never;
+  p.class_name = doc.priority_class;
   return p;
 }
 
@@ -63,6 +65,34 @@ void cordon_all_cards(core::Node& n) {
   for (const auto& d : n.devices) n.cordoned_uuids.push_back(d.uuid);
 }
 
+std::string MalformedPod::message() const { return InputError(file, line, field, detail).what(); }
+
+void MalformedPod::raise() const { throw InputError(file, line, field, detail); }
+
+namespace {
+// A pod of the dump; a pending one (bound to no node) whose request cannot
+// be read is left out with its reason, as HAMi leaves it Pending and
+// schedules the rest. A bound one holds capacity: not reading it would
+// miscount its node, so it stays bad input.
+void read_pod(const core::codec::PodObject& pod, const core::codec::ReadContext& context,
+              const core::codec::RequestDefaults& defaults, std::vector<core::codec::PodDocument>& docs,
+              ClusterSnapshot& snap) {
+  try {
+    docs.push_back(core::codec::pod_document(pod, context, defaults));
+  } catch (const InputError& e) {
+    const bool pending =
+        pod.node_name.text.empty() && (pod.phase.text.empty() || pod.phase.text == "Pending");
+    if (!pending) throw;
+    const std::string ns =
+        pod.header.meta.namespace_name.text.empty() ? "default" : pod.header.meta.namespace_name.text;
+    MalformedPod m{ns + "/" + pod.header.meta.name.text, e.file(), e.line(), e.field(), e.detail()};
+    snap.warnings.push_back(fmt::format(
+        "{} (pod '{}' left Pending, the rest runs; --strict refuses the dump)", m.message(), m.name));
+    snap.malformed.push_back(std::move(m));
+  }
+}
+}  // namespace
+
 ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<double> assume_duration,
                               const core::codec::RequestDefaults& defaults) {
   const std::string& source = text.source();
@@ -72,17 +102,23 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   std::vector<core::codec::PodDocument> docs;
   std::vector<core::codec::NodeDocument> nodes;
   std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
+  std::vector<core::codec::PriorityClassDocument> priority_classes;
   core::codec::read_kube_objects(
       text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
         if (auto* node = std::get_if<core::codec::NodeObject>(&object))
           nodes.push_back(core::codec::node_document(*node, context));
         else if (auto* pod = std::get_if<core::codec::PodObject>(&object))
-          docs.push_back(core::codec::pod_document(*pod, context, defaults));
+          read_pod(*pod, context, defaults, docs, snap);
         else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
           devices.push_back(core::codec::device_document(*device, context));
         else if (auto* quota = std::get_if<core::codec::ResourceQuotaObject>(&object))
           snap.quotas.push_back(core::codec::namespace_quota(*quota, context, &snap.warnings));
+        else if (auto* cls = std::get_if<core::codec::PriorityClassObject>(&object))
+          priority_classes.push_back(core::codec::priority_class_document(*cls, context));
       });
+  // Pods of a hand-written dump may name a class instead of carrying
+  // spec.priority, which the API server would have filled in.
+  core::codec::admit_priorities(priority_classes, docs, source, snap.warnings);
   core::codec::complete_dialect_nodes(nodes, devices, source, snap.warnings);
   for (core::codec::NodeDocument& nd : nodes) {
     if (cluster.find(nd.node.name))

@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"

@@ -338,13 +338,17 @@ void read_preemption_fields(const Doc& doc, const PodObject& obj, PodDocument& p
         value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
       doc.fail(obj.priority.at, "spec.priority", fmt::format("'{}' is not a 32-bit integer", text));
     pd.priority = static_cast<int32_t>(value);
+    pd.priority_given = true;
   }
+  if (obj.priority_class_name.given())
+    pd.priority_class = doc.scalar(obj.priority_class_name, "spec.priorityClassName");
   if (obj.preemption_policy.given()) {
     const std::string& text = doc.scalar(obj.preemption_policy, "spec.preemptionPolicy");
     if (text != "Never" && text != "PreemptLowerPriority")
       doc.fail(obj.preemption_policy.at, "spec.preemptionPolicy",
                fmt::format("unknown policy '{}' (PreemptLowerPriority, Never)", text));
     pd.preempt_never = text == "Never";
+    pd.preemption_policy_given = true;
   }
   if (obj.start_time.given()) pd.started = doc.scalar(obj.start_time, "status.startTime");
 }

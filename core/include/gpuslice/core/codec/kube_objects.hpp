@@ -122,6 +122,7 @@ struct PodObject {
   Scalar node_name, scheduler_name;  // spec.nodeName, spec.schedulerName
   // spec.priority, spec.preemptionPolicy, status.startTime: what preemption reads.
   Scalar priority, preemption_policy, start_time;
+  Scalar priority_class_name;  // spec.priorityClassName
   std::vector<ContainerObject> init_containers, containers;
   Scalar phase;  // status.phase
   // status.conditions[]: the Ready condition decides whether the disruption
@@ -187,6 +188,13 @@ struct ResourceQuotaObject {
   StringMap hard;                                 // spec.hard
 };
 
+// A PriorityClass (scheduling.k8s.io/v1): what the Priority admission
+// plugin gives a pod naming it (or every pod, when globalDefault).
+struct PriorityClassObject {
+  ObjectHeader header;
+  Scalar value, global_default, preemption_policy;
+};
+
 // A resource.k8s.io object (ResourceSlice, DeviceClass, ResourceClaim,
 // ResourceClaimTemplate): spec and status kept whole for DRA's interpreter.
 struct ResourceObject {
@@ -196,7 +204,7 @@ struct ResourceObject {
 
 // One object as the reader hands it over.
 using KubeObject = std::variant<PodObject, NodeObject, DeviceObject, PodDisruptionBudgetObject,
-                                ResourceQuotaObject, ResourceObject>;
+                                ResourceQuotaObject, PriorityClassObject, ResourceObject>;
 const ObjectHeader& header_of(const KubeObject& object);
 
 // Every object of one read, by kind, each in the order read.
@@ -206,6 +214,7 @@ struct KubeObjects {
   std::vector<DeviceObject> devices;
   std::vector<PodDisruptionBudgetObject> disruption_budgets;
   std::vector<ResourceQuotaObject> resource_quotas;
+  std::vector<PriorityClassObject> priority_classes;
   std::vector<ResourceObject> resources;
   void add(KubeObject&& object);
 };
