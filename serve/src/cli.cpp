@@ -57,7 +57,8 @@ void run(const ServeFlags& f) {
   o.webhook.scheduler_name = f.scheduler_name;
   if (!f.device_config.empty())
     o.webhook.defaults =
-        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config).requests;
+        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config)
+            .requests;
   so.defaults = o.webhook.defaults;
 
   // Where the cluster lives: a snapshot served from memory (filter reserves,

@@ -168,8 +168,9 @@ void register_cli(CLI::App& app) {
         throw core::InputError("command line", 0, "--pods", "give SCENARIO.yaml or --pods, not both");
       scenario = snapshot_scenario(snapshot_spec(*a));
     } else if (!a->pods.empty() || !a->add_nodes.empty() || a->snapshot.snapshot_only_given()) {
-      throw core::InputError("command line", 0, "--snapshot",
-                             "--pods, --add-nodes, --cordon, --assume-duration and --device-config go with --snapshot");
+      throw core::InputError(
+          "command line", 0, "--snapshot",
+          "--pods, --add-nodes, --cordon, --assume-duration and --device-config go with --snapshot");
     } else if (!a->scenario.empty()) {
       if (!a->openb_nodes.empty() || !a->openb_pods.empty())
         throw core::InputError("command line", 0, "--openb-nodes",
