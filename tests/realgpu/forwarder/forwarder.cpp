@@ -25,43 +25,43 @@
 
 #define SLOT(name) __attribute__((visibility("hidden"), used)) void* name##_slot = nullptr;
 
+// One entry a line, as the libraries list them (clang-format would reflow the lists).
+// clang-format off
 #if defined(FORWARD_CUDA)
 #define TARGET_VARIABLE "GPUSLICE_FORWARD_TARGET_CUDA"
-#define ENTRIES(X)                                                                                         \
-  X(cuInit)                                                                                                \
-  X(cuDriverGetVersion)                                                                                    \
-  X(cuGetErrorString)                                                                                      \
-  X(cuGetErrorName)                                                                                        \
-  X(cuGetProcAddress)                                                                                      \
-  X(cuGetProcAddress_v2) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetUuid)          \
-      X(cuDeviceGetUuid_v2) X(cuDeviceTotalMem_v2) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain)     \
-          X(cuDevicePrimaryCtxRelease_v2) X(cuCtxCreate_v2) X(cuCtxDestroy_v2) X(cuCtxSetCurrent)          \
-              X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuMemGetInfo_v2) X(cuMemAlloc_v2) \
-                  X(cuMemAllocPitch_v2) X(cuMemAllocManaged) X(cuMemFree_v2) X(cuMemAllocAsync)            \
-                      X(cuMemAllocFromPoolAsync) X(cuMemFreeAsync) X(cuDeviceGetDefaultMemPool)            \
-                          X(cuMemCreate) X(cuMemRelease) X(cuArrayCreate_v2) X(cuArrayDestroy)             \
-                              X(cuMemGetAllocationGranularity) X(cuStreamCreate) X(cuStreamSynchronize)    \
-                                  X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)                  \
-                                      X(cuEventDestroy_v2) X(cuModuleLoadData) X(cuModuleGetFunction)      \
-                                          X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo)     \
-                                              X(cuDeviceTotalMem) X(cuArray3DCreate_v2)                    \
-                                                  X(cuMipmappedArrayCreate) X(cuMipmappedArrayDestroy)     \
-                                                      X(cuMemPoolCreate) X(cuMemPoolDestroy)               \
-                                                          X(cuDeviceGetMemPool) X(cuMemPoolSetAttribute)   \
-                                                              X(cuMemPoolTrimTo) X(cuMemAddressReserve)    \
-                                                                  X(cuMemAddressFree) X(cuMemMap)          \
-                                                                      X(cuMemUnmap) X(cuMemSetAccess)
+#define ENTRIES(X)                                                                                           \
+  X(cuInit)                                                                                                  \
+  X(cuDriverGetVersion)                                                                                      \
+  X(cuGetErrorString)                                                                                        \
+  X(cuGetErrorName)                                                                                          \
+  X(cuGetProcAddress) X(cuGetProcAddress_v2) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)           \
+      X(cuDeviceGetUuid) X(cuDeviceGetUuid_v2) X(cuDeviceTotalMem_v2) X(cuDeviceGetAttribute) X(             \
+          cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease_v2) X(cuCtxCreate_v2) X(cuCtxDestroy_v2)     \
+          X(cuCtxSetCurrent) X(cuCtxGetCurrent) X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuMemGetInfo_v2)     \
+              X(cuMemAlloc_v2) X(cuMemAllocPitch_v2) X(cuMemAllocManaged) X(cuMemFree_v2) X(cuMemAllocAsync) \
+                  X(cuMemAllocFromPoolAsync) X(cuMemFreeAsync) X(cuDeviceGetDefaultMemPool) X(cuMemCreate)   \
+                      X(cuMemRelease) X(cuArrayCreate_v2) X(cuArrayDestroy) X(cuMemGetAllocationGranularity) \
+                          X(cuStreamCreate) X(cuStreamSynchronize) X(cuEventCreate) X(cuEventRecord)         \
+                              X(cuEventSynchronize) X(cuEventDestroy_v2) X(cuModuleLoadData)                 \
+                                  X(cuModuleGetFunction) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree)        \
+                                      X(cuMemGetInfo) X(cuDeviceTotalMem) X(cuArray3DCreate_v2)              \
+                                          X(cuMipmappedArrayCreate) X(cuMipmappedArrayDestroy)               \
+                                              X(cuMemPoolCreate) X(cuMemPoolDestroy) X(cuDeviceGetMemPool)   \
+                                                  X(cuMemPoolSetAttribute) X(cuMemPoolTrimTo)                \
+                                                      X(cuMemAddressReserve) X(cuMemAddressFree) X(cuMemMap) \
+                                                          X(cuMemUnmap) X(cuMemSetAccess)
 #else
 #define TARGET_VARIABLE "GPUSLICE_FORWARD_TARGET_NVML"
-#define ENTRIES(X)                                                                                   \
-  X(nvmlInit_v2)                                                                                     \
-  X(nvmlShutdown)                                                                                    \
-  X(nvmlDeviceGetCount_v2)                                                                           \
-  X(nvmlDeviceGetHandleByIndex_v2)                                                                   \
-  X(nvmlDeviceGetHandleByUUID)                                                                       \
-  X(nvmlDeviceGetName) X(nvmlDeviceGetUUID) X(nvmlDeviceGetMemoryInfo) X(nvmlDeviceGetMemoryInfo_v2) \
-      X(nvmlDeviceGetProcessUtilization) X(nvmlDeviceGetComputeRunningProcesses_v3)
+#define ENTRIES(X)                                                                                  \
+  X(nvmlInit_v2)                                                                                    \
+  X(nvmlShutdown)                                                                                   \
+  X(nvmlDeviceGetCount_v2)                                                                          \
+  X(nvmlDeviceGetHandleByIndex_v2)                                                                  \
+  X(nvmlDeviceGetHandleByUUID) X(nvmlDeviceGetName) X(nvmlDeviceGetUUID) X(nvmlDeviceGetMemoryInfo) \
+      X(nvmlDeviceGetMemoryInfo_v2) X(nvmlDeviceGetProcessUtilization)                              \
+          X(nvmlDeviceGetComputeRunningProcesses_v3)
 #endif
+// clang-format on
 
 ENTRIES(THUNK)
 extern "C" {
