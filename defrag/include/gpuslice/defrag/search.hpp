@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "gpuslice/defrag/plan.hpp"
+#include "gpuslice/defrag/move_plan.hpp"
 
 namespace gpuslice::defrag {
 
