@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH="${1:-60}"
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found, skipped"; exit 0; }
+# The libraries as a unity build, as scripts/setup.sh builds them (the fuzz
+# targets themselves compile file by file: cmake/GpusliceUnity.cmake).
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DGPUSLICE_BUILD_FUZZ=ON -DGPUSLICE_BUILD_TESTS=OFF \
-  -DGPUSLICE_BUILD_BENCH=OFF >/dev/null
+  -DGPUSLICE_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON >/dev/null
 TARGETS=(registration allocation quantity manifest kube_reader scenario openb extender label_selector)
 # Only the fuzz targets and the libraries they link: the CLI, realgpu,
 # monitor and plan are not fuzzed, and building them took ~40 % of this step.

@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
     }
   }
   auto report = [](const std::string& what, const gpuslice::bench::DumpCounts& c) {
-    fmt::print("{}: {} nodes, {} pods ({} GPU pods running, {} daemon, {} pending), {:.1f} MB\n", what, c.nodes,
-               c.pods(), c.gpu_pods, c.daemon_pods, c.pending_pods, static_cast<double>(c.bytes) / 1e6);
+    fmt::print("{}: {} nodes, {} pods ({} GPU pods running, {} daemon, {} pending), {:.1f} MB\n", what,
+               c.nodes, c.pods(), c.gpu_pods, c.daemon_pods, c.pending_pods,
+               static_cast<double>(c.bytes) / 1e6);
   };
   auto to_file = [&](const std::string& path, auto write) {
     std::FILE* f = std::fopen(path.c_str(), "wb");

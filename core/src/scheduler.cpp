@@ -6,6 +6,7 @@
 #include <array>
 
 #include "gpuslice/core/place.hpp"
+#include "scheduler_caches.hpp"
 
 namespace gpuslice::core {
 
@@ -75,22 +76,6 @@ bool may_fit(DeviceFit* device_fit, const NodeView& node, const PodRequest& pod)
   return device_fit ? device_fit->may_fit(node, pod) : may_fit(node, pod);
 }
 
-uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdULL;
-}
-
-uint64_t state_hash(const Cluster& cluster, size_t id) {
-  uint64_t h = mix(cluster.shape(id), static_cast<uint64_t>(cluster.host_used(id).cpu_milli));
-  h = mix(h, static_cast<uint64_t>(cluster.host_used(id).memory_mib));
-  for (const auto& u : cluster.usage(id)) {
-    h = mix(h, static_cast<uint64_t>(u.slots));
-    h = mix(h, static_cast<uint64_t>(u.memory_mib));
-    h = mix(h, static_cast<uint64_t>(u.cores));
-  }
-  return h;
-}
-
 // Two cards of one node that no score can tell apart: built alike, used alike.
 bool same_card(const NodeView& view, int a, int b) {
   const auto& da = view.device(static_cast<size_t>(a));
@@ -109,37 +94,113 @@ struct Best {
 
 }  // namespace
 
-int64_t Scheduler::largest_card_mib(const Cluster& cluster) {
-  if (largest_card_epoch_ != cluster.epoch()) {
-    largest_card_mib_ = core::largest_card_mib(cluster);
-    largest_card_epoch_ = cluster.epoch();
-  }
-  return largest_card_mib_;
+// One placement's scan: the pod, the policy's answers asked once, the flags
+// that say what may be skipped, and the best node so far. Four strategies
+// share its per-node step (step, evaluate): the nodes given (the
+// extender's filter), the lottery (the study's Random), the scores kept per
+// request shape, and the full scan; place_impl picks one.
+struct Scheduler::Placement {
+  Placement(Caches& caches, const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
+            const std::vector<size_t>* among, const QuotaHeadroom* quota);
+
+  // HAMi's pod-independent scores: the nodes in rank order, the first that
+  // fits wins. `allowed`: when given, nodes whose entry differs from the
+  // caches' allowed_stamp_ are skipped.
+  static Decision by_rank(Caches& c, const QuotaBook* quotas, const Cluster& cluster, const PodRequest& pod,
+                          Policy& policy, const KeyRanking& ranking, const std::vector<uint32_t>* allowed);
+
+  // The strategies.
+  void scan_given(const std::vector<size_t>& among);
+  void draw_lottery(NodeLottery& lottery);
+  void best_of_kept_scores();
+  void scan_all();
+  // The decision from the best node, with the full report's order and events.
+  Decision finish(size_t asked);
+
+  // The shared per-node step: skip what cannot change the choice, fit and
+  // score the node, keep it if best, or record why not (full report).
+  void step(size_t id, bool with_grants);
+  // Fit and score one node; for a share the policy's best card. False when
+  // the pod does not fit (then `refusal` says why, in the full report).
+  bool evaluate(const NodeView& view, NodeScore& score, PodAllocation* allocation, Refusal* refusal);
+  bool evaluate_share_cards(const NodeView& view, NodeScore& score, PodAllocation* allocation);
+  // A share's cards over the quota are not candidates (a share is the pod's
+  // only device container, on one card: its grant is its quota total).
+  void drop_cards_over_quota(const NodeView& view);
+  void consider(size_t id, const NodeScore& s, const PodAllocation& a);
+  bool refused_alike(size_t id);
+  void refuse(size_t id, Refusal&& refusal);
+  // Among equal ranks the node first in the cluster wins, whatever order
+  // the candidates came in (by_rank breaks ties the same way), or the node
+  // whose name sorts first for a policy that says so (KAI).
+  bool before(size_t a, size_t b) const { return !by_name.empty() ? by_name[a] < by_name[b] : a < b; }
+  bool names_cards() const { return !pod.selectors.use_uuids.empty() || !pod.selectors.nouse_uuids.empty(); }
+
+  Caches& c;
+  const Cluster& cluster;
+  const PodRequest& pod;
+  Policy& policy;
+  const bool full;
+  // HAMi's quota is HAMi's fit's: a dialect's own fit knows none.
+  const QuotaHeadroom* const quota;
+  const GpuPolicy gpu;
+  DeviceFit* const device_fit;
+  CardChooser* const chooser;
+  size_t share_index = 0;
+  const ContainerRequest* share = nullptr;
+  // Without the full report, nodes that cannot fit or that repeat an
+  // earlier node's state are skipped: neither can change the choice.
+  bool skip_repeats = false;
+  // The full report: a node in the state of one refused earlier in this
+  // scan is refused alike, as fit reads nothing of a node but its state.
+  bool share_refusals = false;
+  std::span<const uint32_t> by_name;
+  Decision decision;
+  Best best;
+};
+
+Scheduler::Placement::Placement(Caches& caches, const Cluster& cluster_, const PodRequest& pod_,
+                                Policy& policy_, Detail detail, const std::vector<size_t>* among,
+                                const QuotaHeadroom* quota_)
+    : c(caches),
+      cluster(cluster_),
+      pod(pod_),
+      policy(policy_),
+      full(detail == Detail::Full),
+      quota(quota_),
+      gpu(GpuPolicy::parse(policy_.gpu_policy_for(pod_))),
+      device_fit(policy_.device_fit()),
+      chooser(policy_.card_chooser()) {
+  share = chooser ? share_request(pod, share_index) : nullptr;
+  // A policy breaking ties by name has its nodes scanned in name order
+  // (scan_all), so the node kept of a state is the first named; among given
+  // candidates (in cluster order) nothing is skipped for it.
+  skip_repeats = !full && (policy.score_reads_only_node_state() || policy.keys_node_state()) &&
+                 !names_cards() && !(policy.ties_by_name() && among);
+  // Unless the pod names cards by UUID: a filter that fits none of 10,000
+  // nodes fits each state once.
+  share_refusals = full && !names_cards();
+  c.clear_seen_states(cluster);
+  if (share_refusals && c.refused_at_.size() != cluster.size()) c.refused_at_.assign(cluster.size(), {});
+  if (full) decision.failed.reserve(among ? among->size() : cluster.size());
+  if (policy.ties_by_name()) by_name = c.name_ranks(cluster);
 }
 
-void Scheduler::arm_quota(const Cluster& cluster, const PodRequest& pod) {
-  quota_ = nullptr;
-  if (!quotas_ || !quotas_->has_limits()) return;
-  headroom_ = quotas_->headroom(pod.ns);
-  if (!headroom_) return;
-  // Armed only when the most the pod could count on any node passes it.
-  if (!headroom_->admits(most_quota_use(pod, largest_card_mib(cluster)))) quota_ = &*headroom_;
-}
-
-Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
-                                  const KeyRanking& ranking, const std::vector<uint32_t>* allowed) {
-  arm_quota(cluster, pod);
+Decision Scheduler::Placement::by_rank(Caches& c, const QuotaBook* quotas, const Cluster& cluster,
+                                       const PodRequest& pod, Policy& policy, const KeyRanking& ranking,
+                                       const std::vector<uint32_t>* allowed) {
+  c.arm_quota(quotas, cluster, pod);
   Decision decision;
   // Its namespace has no room for the pod whole: no node can take it.
-  if (quota_ && !quota_->admits(least_quota_use(cluster, pod))) return decision;
+  if (c.quota_ && !c.quota_->admits(least_quota_use(cluster, pod))) return decision;
   const int sign = ranking.rank_sign(pod);
-  order_.sync(cluster, ranking, sign);
+  c.order_.sync(cluster, ranking, sign);
   const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
-  order_.visit_in_rank_order(sign, pod, [&](size_t id, double key) {
-    if (allowed && (*allowed)[id] != allowed_stamp_) return false;
+  c.order_.visit_in_rank_order(sign, pod, [&](size_t id, double key) {
+    if (allowed && (*allowed)[id] != c.allowed_stamp_) return false;
     const NodeView view = cluster.view(id);
     if (!may_fit(view, pod)) return false;
-    FitResult fit = fit_pod(view, pod, gpu, scratch_, quota_);
+    FitResult fit = fit_pod(view, pod, gpu, c.scratch_, c.quota_);
     if (!fit.fits) return false;
     decision.node = id;
     decision.score = key;
@@ -149,89 +210,255 @@ Decision Scheduler::place_by_rank(const Cluster& cluster, const PodRequest& pod,
   return decision;
 }
 
-void Scheduler::clear_seen_states(const Cluster& cluster) {
-  size_t want = 16;
-  while (want < 2 * cluster.size()) want *= 2;  // at most half full
-  if (seen_states_.size() != want) {
-    seen_states_.assign(want, {});
-    seen_stamp_ = 0;
-  }
-  if (++seen_stamp_ == 0) {
-    std::fill(seen_states_.begin(), seen_states_.end(), SeenState{});
-    std::fill(refused_at_.begin(), refused_at_.end(), std::pair<uint32_t, uint32_t>{});
-    seen_stamp_ = 1;
+bool Scheduler::Placement::refused_alike(size_t id) {
+  if (!share_refusals) return false;
+  const size_t first = c.first_with_state(cluster, id, policy);
+  if (first == id || c.refused_at_[first].first != c.seen_stamp_) return false;
+  const Refusal same =
+      decision.failed[c.refused_at_[first].second].second;  // a copy: emplace may move the vector
+  decision.failed.emplace_back(id, same);
+  return true;
+}
+
+void Scheduler::Placement::refuse(size_t id, Refusal&& refusal) {
+  if (share_refusals) c.refused_at_[id] = {c.seen_stamp_, static_cast<uint32_t>(decision.failed.size())};
+  decision.failed.emplace_back(id, std::move(refusal));
+}
+
+void Scheduler::Placement::consider(size_t id, const NodeScore& s, const PodAllocation& a) {
+  if (full) decision.fitting.push_back({id, s});
+  if (!best.found || s.rank > best.score.rank || (s.rank == best.score.rank && before(id, best.node))) {
+    best.found = true;
+    best.node = id;
+    best.score = s;
+    best.allocation = a;
   }
 }
 
-size_t Scheduler::first_with_state(const Cluster& cluster, size_t id, const Policy& policy) {
-  uint64_t key = 0;
-  if (policy.keys_node_state()) {
-    const auto own = policy.node_state_key(id);
-    if (!own) return id;  // the policy cannot tell: a state of its own
-    key = *own;
+void Scheduler::Placement::drop_cards_over_quota(const NodeView& view) {
+  if (!quota) return;
+  std::erase_if(c.cards_, [&](int card) {
+    const DeviceGrant g = share_grant(view, *share, card);
+    return !quota->admits(QuotaUse{g.memory_mib, g.cores});
+  });
+}
+
+bool Scheduler::Placement::evaluate(const NodeView& view, NodeScore& score, PodAllocation* allocation,
+                                    Refusal* refusal) {
+  if (share && !refusal && !gpu.mutex) {
+    // A share fits a node exactly when the host has room and some card
+    // could take it alone (HAMi's fit with one card wanted: no NUMA or
+    // topology step can refuse a single card; mutex can, so it takes the
+    // full fit). Without a report to write, skip ordering the cards.
+    if (host_shortfall(view, pod).any()) return false;
+    fitting_cards(view, view.usage, pod, *share, c.cards_);
+    drop_cards_over_quota(view);
+    if (c.cards_.empty()) return false;
+    c.candidate_.init_count = pod.init_containers.size();
+    c.candidate_.containers.resize(pod.container_count());
+    for (auto& grants : c.candidate_.containers) grants.clear();
+    return evaluate_share_cards(view, score, allocation);
   }
-  if (state_epoch_ != cluster.epoch() || state_hash_.size() != cluster.size()) {
-    state_epoch_ = cluster.epoch();
-    state_hash_.assign(cluster.size(), {UINT64_MAX, 0});
-    verified_same_.assign(cluster.size(), {});
+  if (device_fit && !allocation && !refusal) {
+    // A dialect's fit answers yes or no without building the grants;
+    // its score reads the node, not them.
+    if (!device_fit->fits(view, pod)) return false;
+    score = policy.score(view, pod, c.no_grants_);
+    return true;
   }
-  auto& cached = state_hash_[id];
-  if (cached.first != cluster.version(id)) cached = {cluster.version(id), state_hash(cluster, id)};
-  const uint64_t hash = mix(cached.second, key);
-  const size_t mask = seen_states_.size() - 1;
-  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
-    SeenState& e = seen_states_[slot];
-    if (e.stamp != seen_stamp_) {
-      e = {hash, key, static_cast<uint32_t>(id), seen_stamp_};
-      return id;
+  FitResult fit = device_fit ? device_fit->fit(view, pod) : fit_pod(view, pod, gpu, c.scratch_, quota);
+  if (!fit.fits) {
+    if (refusal) *refusal = fit.refusal;
+    return false;
+  }
+  if (!share) {
+    score = policy.score(view, pod, fit.allocation);
+    if (allocation) *allocation = std::move(fit.allocation);
+    return true;
+  }
+  c.candidate_ = std::move(fit.allocation);
+  fitting_cards(view, view.usage, pod, *share, c.cards_);
+  drop_cards_over_quota(view);
+  return evaluate_share_cards(view, score, allocation);
+}
+
+bool Scheduler::Placement::evaluate_share_cards(const NodeView& view, NodeScore& score,
+                                                PodAllocation* allocation) {
+  // The node scores as its best card would; the chooser breaks ties
+  // between cards (the first card wins among equals).
+  int best_card = -1;
+  double best_card_rank = 0;
+  for (size_t k = 0; k < c.cards_.size(); ++k) {
+    const int card = c.cards_[k];
+    if (skip_repeats && std::any_of(c.cards_.begin(), c.cards_.begin() + static_cast<std::ptrdiff_t>(k),
+                                    [&](int earlier) { return same_card(view, earlier, card); }))
+      continue;
+    c.candidate_.containers[share_index].assign(1, share_grant(view, *share, card));
+    const NodeScore s = policy.score(view, pod, c.candidate_);
+    if (best_card >= 0 && s.rank < score.rank) continue;
+    const double card_rank = chooser->card_rank(view, pod, c.candidate_);
+    if (best_card < 0 || s.rank > score.rank || card_rank > best_card_rank) {
+      best_card = card;
+      score = s;
+      best_card_rank = card_rank;
     }
-    // Equal hashes are checked: a collision is a state of its own. A check
-    // holds while neither node changes: a filter naming 10,000 unchanged
-    // nodes again compares versions, not every card's usage.
-    if (e.hash == hash && e.key == key) {
-      VerifiedSame& v = verified_same_[id];
-      const VerifiedSame now{e.node, cluster.version(e.node), cluster.version(id)};
-      if (v == now) return e.node;
-      if (cluster.same_state(e.node, id)) {
-        v = now;
-        return e.node;
+  }
+  if (best_card < 0) return false;
+  if (allocation) {
+    c.candidate_.containers[share_index].assign(1, share_grant(view, *share, best_card));
+    *allocation = c.candidate_;
+  }
+  return true;
+}
+
+void Scheduler::Placement::step(size_t id, bool with_grants) {
+  const NodeView view = cluster.view(id);
+  if (!full && !may_fit(device_fit, view, pod)) return;
+  if (skip_repeats && c.first_with_state(cluster, id, policy) != id) return;
+  if (refused_alike(id)) return;
+  NodeScore score;
+  PodAllocation allocation;
+  Refusal refusal;
+  if (evaluate(view, score, with_grants ? &allocation : nullptr, full ? &refusal : nullptr))
+    consider(id, score, allocation);
+  else if (full)
+    refuse(id, std::move(refusal));
+}
+
+void Scheduler::Placement::scan_given(const std::vector<size_t>& among) {
+  // The nodes given (the extender's filter); without the full report,
+  // in cluster order (place_among), skipping what cannot change the choice.
+  for (size_t id : among) step(id, true);
+}
+
+void Scheduler::Placement::draw_lottery(NodeLottery& lottery) {
+  // The study's Random: the feasible node with the highest lottery ticket.
+  // Draw among nodes that may fit, fit only the drawn one, and drop it
+  // when it does not: the same choice as scoring every node, without
+  // fitting every node. Whether a node may fit a request shape changes
+  // only with the node: kept per shape and updated from the change log.
+  Caches::ShapeScores* cache = nullptr;
+  // Nodes dropped from the kept list stay out until they change: a
+  // refusal by quota is the namespace's, so it keeps no list.
+  if (!quota && !names_cards()) {
+    cache = &c.shape_scores(cluster, policy, c.shapes_.id(pod));
+    auto& kept = *cache;
+    if (kept.member_at.size() != cluster.size()) {
+      kept.member_at.assign(cluster.size(), UINT32_MAX);
+      kept.members.clear();
+      kept.primed = false;
+    }
+    c.for_changed_nodes(cluster, kept, [&](size_t id) {
+      const bool fits = may_fit(device_fit, cluster.view(id), pod);  // may fit: fit_pod decides if drawn
+      const bool member = kept.member_at[id] != UINT32_MAX;
+      if (fits && !member) {
+        kept.member_at[id] = static_cast<uint32_t>(kept.members.size());
+        kept.members.push_back(static_cast<uint32_t>(id));
+      } else if (!fits && member) {
+        drop_member(kept, id);
       }
-    }
-  }
-}
-
-Scheduler::ShapeScores& Scheduler::shape_scores(const Cluster& cluster, const Policy& policy, size_t shape) {
-  // Kept while the cluster (epoch) and the policy stay the same.
-  if (score_epoch_ != cluster.epoch() || score_policy_ != &policy) {
-    score_cache_.clear();
-    score_epoch_ = cluster.epoch();
-    score_policy_ = &policy;
-  }
-  // Bounded memory: about 32 bytes per (shape, node); start over past 16M.
-  if (!score_cache_.count(shape) && (score_cache_.size() + 1) * cluster.size() > (size_t{1} << 24))
-    score_cache_.clear();
-  return score_cache_[shape];
-}
-
-template <typename F>
-void Scheduler::for_changed_nodes(const Cluster& cluster, ShapeScores& cache, F visit) {
-  const size_t seen = cache.seen_changes;
-  cache.seen_changes = cluster.change_count();
-  if (!cache.primed) {
-    for (size_t id = 0; id < cluster.size(); ++id) visit(id);
-    cache.primed = true;
-  } else if (seen < cluster.first_change() || cluster.change_count() - seen >= cluster.size()) {
-    // The log moved past this cache, or is longer than the cluster: one
-    // scan in node order, visiting each node changed since.
-    for (size_t id = 0; id < cluster.size(); ++id)
-      if (cluster.changed_at(id) > seen) visit(id);
+    });
   } else {
-    // Each node changed since, at its latest entry in the log.
-    for (size_t i = seen; i < cluster.change_count(); ++i) {
-      const uint32_t id = cluster.changed_node(i);
-      if (cluster.changed_at(id) == i + 1) visit(id);
+    c.draw_scratch_.clear();
+    for (size_t id = 0; id < cluster.size(); ++id)
+      if (may_fit(device_fit, cluster.view(id), pod)) c.draw_scratch_.push_back(static_cast<uint32_t>(id));
+  }
+  std::vector<uint32_t>& drawn = cache ? cache->members : c.draw_scratch_;
+  while (!drawn.empty()) {
+    const size_t at = lottery.best_draw(drawn);
+    const size_t id = drawn[at];
+    NodeScore score;
+    PodAllocation allocation;
+    if (evaluate(cluster.view(id), score, &allocation, nullptr)) {
+      best = {true, id, score, std::move(allocation)};
+      return;
+    }
+    if (cache) {
+      drop_member(*cache, id);  // until the node changes
+    } else {
+      drawn[at] = drawn.back();
+      drawn.pop_back();
     }
   }
+}
+
+void Scheduler::Placement::best_of_kept_scores() {
+  // A node's score for a request shape only changes with the node: keep
+  // it per (shape, node) and re-score only nodes changed since.
+  auto& cache = c.shape_scores(cluster, policy, c.shapes_.id(pod));
+  if (cache.nodes.size() != cluster.size()) {
+    cache.nodes.assign(cluster.size(), {});
+    cache.fitting.reset(cluster.size());
+    cache.primed = false;
+  }
+  c.for_changed_nodes(cluster, cache, [&](size_t id) {
+    auto& e = cache.nodes[id];
+    // A node in the state of one scored in this scan scores as it did.
+    const size_t same = skip_repeats ? c.first_with_state(cluster, id, policy) : id;
+    if (same != id) {
+      e.fits = cache.nodes[same].fits;
+      e.score = cache.nodes[same].score;
+    } else {
+      const NodeView view = cluster.view(id);
+      e.fits = may_fit(device_fit, view, pod) && evaluate(view, e.score, nullptr, nullptr);
+    }
+    if (e.fits)
+      cache.fitting.set(id, e.score.rank);
+    else
+      cache.fitting.remove(id);
+  });
+  if (const auto top = cache.fitting.best()) {
+    best.found = true;
+    best.node = *top;
+    best.score = cache.nodes[*top].score;
+    NodeScore again;
+    evaluate(cluster.view(best.node), again, &best.allocation, nullptr);
+  }
+}
+
+void Scheduler::Placement::scan_all() {
+  // A dialect's grants are built for the chosen node only (below).
+  const bool grants_later = device_fit != nullptr;
+  for (size_t k = 0; k < cluster.size(); ++k) step(!by_name.empty() ? c.name_order_[k] : k, !grants_later);
+  if (grants_later && best.found) best.allocation = device_fit->fit(cluster.view(best.node), pod).allocation;
+}
+
+Decision Scheduler::Placement::finish(size_t asked) {
+  if (best.found) {
+    decision.node = best.node;
+    decision.score = best.score.shown;
+    decision.allocation = std::move(best.allocation);
+  }
+  if (!full) return std::move(decision);
+  // HAMi sorts the fitting nodes so the chosen one is last.
+  std::stable_sort(decision.fitting.begin(), decision.fitting.end(),
+                   [this](const FittingNode& a, const FittingNode& b) {
+                     if (a.score.rank != b.score.rank) return a.score.rank < b.score.rank;
+                     return before(b.node, a.node);
+                   });
+  if (decision.placed()) {
+    decision.events.push_back(
+        {"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision, asked)});
+  } else {
+    decision.failed_name_order = failed_by_name(cluster, decision, c.name_ranks(cluster));
+    decision.events = filtering_failed_events(cluster, decision, asked);
+  }
+  return std::move(decision);
+}
+
+Scheduler::Scheduler() : caches_(std::make_unique<Caches>()) {}
+Scheduler::~Scheduler() = default;
+Scheduler::Scheduler(const Scheduler& other)
+    : caches_(std::make_unique<Caches>(*other.caches_)), quotas_(other.quotas_) {
+  // The copy's armed quota points into its own headroom.
+  if (caches_->quota_) caches_->quota_ = &*caches_->headroom_;
+}
+Scheduler::Scheduler(Scheduler&& other) noexcept = default;
+
+bool Scheduler::quota_armed() const { return caches_->quota_ != nullptr; }
+
+std::span<const uint32_t> Scheduler::name_ranks(const Cluster& cluster) {
+  return caches_->name_ranks(cluster);
 }
 
 Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail) {
@@ -241,27 +468,28 @@ Decision Scheduler::place(const Cluster& cluster, const PodRequest& pod, Policy&
 Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t>& candidates, size_t asked,
                                 const PodRequest& pod, Policy& policy, Detail detail) {
   if (detail == Detail::Full) return place_impl(cluster, pod, policy, Detail::Full, &candidates, asked);
+  Caches& c = *caches_;
   // Mark the candidates (a stamp per node: no clearing between calls).
-  if (allowed_.size() != cluster.size()) {
-    allowed_.assign(cluster.size(), 0);
-    allowed_stamp_ = 0;
+  if (c.allowed_.size() != cluster.size()) {
+    c.allowed_.assign(cluster.size(), 0);
+    c.allowed_stamp_ = 0;
   }
-  if (++allowed_stamp_ == 0) {
-    std::fill(allowed_.begin(), allowed_.end(), 0);
-    allowed_stamp_ = 1;
+  if (++c.allowed_stamp_ == 0) {
+    std::fill(c.allowed_.begin(), c.allowed_.end(), 0);
+    c.allowed_stamp_ = 1;
   }
-  for (size_t id : candidates) allowed_[id] = allowed_stamp_;
+  for (size_t id : candidates) c.allowed_[id] = c.allowed_stamp_;
   Decision decision;
   if (const KeyRanking* ranking = policy.key_ranking()) {
     policy.begin_pod(cluster, pod);
-    decision = place_by_rank(cluster, pod, policy, *ranking, &allowed_);
+    decision = Placement::by_rank(c, quotas_, cluster, pod, policy, *ranking, &c.allowed_);
   } else {
     // In cluster order, so a node skipped for repeating an earlier node's
     // state could not have won a tie.
-    allowed_ids_.clear();
+    c.allowed_ids_.clear();
     for (size_t id = 0; id < cluster.size(); ++id)
-      if (allowed_[id] == allowed_stamp_) allowed_ids_.push_back(id);
-    decision = place_impl(cluster, pod, policy, Detail::Minimal, &allowed_ids_, asked);
+      if (c.allowed_[id] == c.allowed_stamp_) c.allowed_ids_.push_back(id);
+    decision = place_impl(cluster, pod, policy, Detail::Minimal, &c.allowed_ids_, asked);
   }
   if (decision.placed()) return decision;
   return place_impl(cluster, pod, policy, Detail::Full, &candidates, asked);
@@ -269,304 +497,30 @@ Decision Scheduler::place_among(const Cluster& cluster, const std::vector<size_t
 
 Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                                const std::vector<size_t>* among, size_t asked) {
+  Caches& c = *caches_;
   policy.begin_pod(cluster, pod);
   const KeyRanking* ranking = policy.key_ranking();
-  if (!among && detail == Detail::Minimal && ranking) return place_by_rank(cluster, pod, policy, *ranking);
-  arm_quota(cluster, pod);
-  // HAMi's quota is HAMi's fit's: a dialect's own fit knows none.
-  const QuotaHeadroom* quota = policy.device_fit() ? nullptr : quota_;
-  Decision decision;
+  if (!among && detail == Detail::Minimal && ranking)
+    return Placement::by_rank(c, quotas_, cluster, pod, policy, *ranking, nullptr);
+  c.arm_quota(quotas_, cluster, pod);
+  const QuotaHeadroom* quota = policy.device_fit() ? nullptr : c.quota_;
   // Its namespace has no room for the pod whole: no node can take it. Only
   // the full report (each node's reason) has to look.
-  if (quota && detail != Detail::Full && !quota->admits(least_quota_use(cluster, pod))) return decision;
-  const GpuPolicy gpu = GpuPolicy::parse(policy.gpu_policy_for(pod));
-  DeviceFit* device_fit = policy.device_fit();
-  size_t share_index = 0;
-  CardChooser* chooser = policy.card_chooser();
-  const ContainerRequest* share = chooser ? share_request(pod, share_index) : nullptr;
-  const bool full = detail == Detail::Full;
-  // Without the full report, nodes that cannot fit or that repeat an
-  // earlier node's state are skipped: neither can change the choice.
-  // A policy breaking ties by name has its nodes scanned in name order
-  // (below), so the node kept of a state is the first named; among given
-  // candidates (in cluster order) nothing is skipped for it.
-  const bool skip_repeats = !full && (policy.score_reads_only_node_state() || policy.keys_node_state()) &&
-                            pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty() &&
-                            !(policy.ties_by_name() && among);
+  if (quota && detail != Detail::Full && !quota->admits(least_quota_use(cluster, pod))) return Decision{};
+  Placement p(c, cluster, pod, policy, detail, among, quota);
   // The quota's headroom is the namespace's, not the node's: scores kept
   // per node between placements would not see it move.
-  const bool cache_scores = !full && !quota && policy.score_changes_only_with_node() &&
-                            pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty() &&
-                            !policy.ties_by_name();
-  clear_seen_states(cluster);
-  // The full report: a node in the state of one refused earlier in this
-  // scan is refused alike, as fit reads nothing of a node but its state
-  // (shape, host use, card use), unless the pod names cards by UUID. A
-  // filter that fits none of 10,000 nodes fits each state once.
-  const bool share_refusals = full && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty();
-  if (share_refusals && refused_at_.size() != cluster.size()) refused_at_.assign(cluster.size(), {});
-  if (full) decision.failed.reserve(among ? among->size() : cluster.size());
-  auto refused_alike = [&](size_t id) {
-    if (!share_refusals) return false;
-    const size_t first = first_with_state(cluster, id, policy);
-    if (first == id || refused_at_[first].first != seen_stamp_) return false;
-    const Refusal same =
-        decision.failed[refused_at_[first].second].second;  // a copy: emplace may move the vector
-    decision.failed.emplace_back(id, same);
-    return true;
-  };
-  auto refuse = [&](size_t id, Refusal&& refusal) {
-    if (share_refusals) refused_at_[id] = {seen_stamp_, static_cast<uint32_t>(decision.failed.size())};
-    decision.failed.emplace_back(id, std::move(refusal));
-  };
-
-  // Among equal ranks the node first in the cluster wins, whatever order
-  // the candidates came in (place_by_rank breaks ties the same way), or the
-  // node whose name sorts first for a policy that says so (KAI).
-  const std::span<const uint32_t> by_name =
-      policy.ties_by_name() ? name_ranks(cluster) : std::span<const uint32_t>{};
-  auto before = [by_name](size_t a, size_t b) { return !by_name.empty() ? by_name[a] < by_name[b] : a < b; };
-  Best best;
-  auto consider = [&](size_t id, const NodeScore& s, const PodAllocation& a) {
-    if (full) decision.fitting.push_back({id, s});
-    if (!best.found || s.rank > best.score.rank || (s.rank == best.score.rank && before(id, best.node))) {
-      best.found = true;
-      best.node = id;
-      best.score = s;
-      best.allocation = a;
-    }
-  };
-
-  // Fit and score one node; for a share the policy's best card. False when
-  // the pod does not fit (then `refusal` says why, in the full report).
-  // A share's cards over the quota are not candidates (a share is the pod's
-  // only device container, on one card: its grant is its quota total).
-  auto drop_cards_over_quota = [&](const NodeView& view) {
-    if (!quota) return;
-    std::erase_if(cards_, [&](int card) {
-      const DeviceGrant g = share_grant(view, *share, card);
-      return !quota->admits(QuotaUse{g.memory_mib, g.cores});
-    });
-  };
-  auto evaluate = [&](const NodeView& view, NodeScore& score, PodAllocation* allocation, Refusal* refusal) {
-    if (share && !refusal && !gpu.mutex) {
-      // A share fits a node exactly when the host has room and some card
-      // could take it alone (HAMi's fit with one card wanted: no NUMA or
-      // topology step can refuse a single card; mutex can, so it takes the
-      // full fit). Without a report to write, skip ordering the cards.
-      if (host_shortfall(view, pod).any()) return false;
-      fitting_cards(view, view.usage, pod, *share, cards_);
-      drop_cards_over_quota(view);
-      if (cards_.empty()) return false;
-      candidate_.init_count = pod.init_containers.size();
-      candidate_.containers.resize(pod.container_count());
-      for (auto& grants : candidate_.containers) grants.clear();
-    } else {
-      if (device_fit && !allocation && !refusal) {
-        // A dialect's fit answers yes or no without building the grants;
-        // its score reads the node, not them.
-        if (!device_fit->fits(view, pod)) return false;
-        score = policy.score(view, pod, no_grants_);
-        return true;
-      }
-      FitResult fit = device_fit ? device_fit->fit(view, pod) : fit_pod(view, pod, gpu, scratch_, quota);
-      if (!fit.fits) {
-        if (refusal) *refusal = fit.refusal;
-        return false;
-      }
-      if (!share) {
-        score = policy.score(view, pod, fit.allocation);
-        if (allocation) *allocation = std::move(fit.allocation);
-        return true;
-      }
-      candidate_ = std::move(fit.allocation);
-      fitting_cards(view, view.usage, pod, *share, cards_);
-      drop_cards_over_quota(view);
-    }
-    // The node scores as its best card would; the chooser breaks ties
-    // between cards (the first card wins among equals).
-    int best_card = -1;
-    double best_card_rank = 0;
-    for (size_t k = 0; k < cards_.size(); ++k) {
-      const int card = cards_[k];
-      if (skip_repeats && std::any_of(cards_.begin(), cards_.begin() + static_cast<std::ptrdiff_t>(k),
-                                      [&](int earlier) { return same_card(view, earlier, card); }))
-        continue;
-      candidate_.containers[share_index].assign(1, share_grant(view, *share, card));
-      const NodeScore s = policy.score(view, pod, candidate_);
-      if (best_card >= 0 && s.rank < score.rank) continue;
-      const double card_rank = chooser->card_rank(view, pod, candidate_);
-      if (best_card < 0 || s.rank > score.rank || card_rank > best_card_rank) {
-        best_card = card;
-        score = s;
-        best_card_rank = card_rank;
-      }
-    }
-    if (best_card < 0) return false;
-    if (allocation) {
-      candidate_.containers[share_index].assign(1, share_grant(view, *share, best_card));
-      *allocation = candidate_;
-    }
-    return true;
-  };
-
-  if (among) {
-    // The nodes given (the extender's filter); without the full report,
-    // in cluster order (place_among), skipping what cannot change the choice.
-    for (size_t id : *among) {
-      const NodeView view = cluster.view(id);
-      if (!full && !may_fit(device_fit, view, pod)) continue;
-      if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
-      if (refused_alike(id)) continue;
-      NodeScore score;
-      PodAllocation allocation;
-      Refusal refusal;
-      if (evaluate(view, score, &allocation, full ? &refusal : nullptr))
-        consider(id, score, allocation);
-      else if (full)
-        refuse(id, std::move(refusal));
-    }
-  } else if (NodeLottery* lottery = full ? nullptr : policy.lottery()) {
-    // The study's Random: the feasible node with the highest lottery ticket.
-    // Draw among nodes that may fit, fit only the drawn one, and drop it
-    // when it does not: the same choice as scoring every node, without
-    // fitting every node. Whether a node may fit a request shape changes
-    // only with the node: kept per shape and updated from the change log.
-    ShapeScores* cache = nullptr;
-    // Nodes dropped from the kept list stay out until they change: a
-    // refusal by quota is the namespace's, so it keeps no list.
-    if (!quota && pod.selectors.use_uuids.empty() && pod.selectors.nouse_uuids.empty()) {
-      cache = &shape_scores(cluster, policy, shapes_.id(pod));
-      auto& c = *cache;
-      if (c.member_at.size() != cluster.size()) {
-        c.member_at.assign(cluster.size(), UINT32_MAX);
-        c.members.clear();
-        c.primed = false;
-      }
-      for_changed_nodes(cluster, c, [&](size_t id) {
-        const bool fits = may_fit(device_fit, cluster.view(id), pod);  // may fit: fit_pod decides if drawn
-        const bool member = c.member_at[id] != UINT32_MAX;
-        if (fits && !member) {
-          c.member_at[id] = static_cast<uint32_t>(c.members.size());
-          c.members.push_back(static_cast<uint32_t>(id));
-        } else if (!fits && member) {
-          drop_member(c, id);
-        }
-      });
-    } else {
-      draw_scratch_.clear();
-      for (size_t id = 0; id < cluster.size(); ++id)
-        if (may_fit(device_fit, cluster.view(id), pod)) draw_scratch_.push_back(static_cast<uint32_t>(id));
-    }
-    std::vector<uint32_t>& drawn = cache ? cache->members : draw_scratch_;
-    while (!drawn.empty()) {
-      const size_t at = lottery->best_draw(drawn);
-      const size_t id = drawn[at];
-      NodeScore score;
-      PodAllocation allocation;
-      if (evaluate(cluster.view(id), score, &allocation, nullptr)) {
-        best = {true, id, score, std::move(allocation)};
-        break;
-      }
-      if (cache) {
-        drop_member(*cache, id);  // until the node changes
-      } else {
-        drawn[at] = drawn.back();
-        drawn.pop_back();
-      }
-    }
-  } else if (cache_scores) {
-    // A node's score for a request shape only changes with the node: keep
-    // it per (shape, node) and re-score only nodes changed since.
-    auto& cache = shape_scores(cluster, policy, shapes_.id(pod));
-    if (cache.nodes.size() != cluster.size()) {
-      cache.nodes.assign(cluster.size(), {});
-      cache.fitting.reset(cluster.size());
-      cache.primed = false;
-    }
-    auto rescore = [&](size_t id) {
-      auto& e = cache.nodes[id];
-      // A node in the state of one scored in this scan scores as it did.
-      const size_t same = skip_repeats ? first_with_state(cluster, id, policy) : id;
-      if (same != id) {
-        e.fits = cache.nodes[same].fits;
-        e.score = cache.nodes[same].score;
-      } else {
-        const NodeView view = cluster.view(id);
-        e.fits = may_fit(device_fit, view, pod) && evaluate(view, e.score, nullptr, nullptr);
-      }
-      if (e.fits)
-        cache.fitting.set(id, e.score.rank);
-      else
-        cache.fitting.remove(id);
-    };
-    for_changed_nodes(cluster, cache, rescore);
-    if (const auto top = cache.fitting.best()) {
-      best.found = true;
-      best.node = *top;
-      best.score = cache.nodes[*top].score;
-    }
-    if (best.found) {
-      NodeScore again;
-      evaluate(cluster.view(best.node), again, &best.allocation, nullptr);
-    }
-  } else {
-    // A dialect's grants are built for the chosen node only (below).
-    const bool grants_later = device_fit != nullptr;
-    for (size_t k = 0; k < cluster.size(); ++k) {
-      const size_t id = !by_name.empty() ? name_order_[k] : k;
-      const NodeView view = cluster.view(id);
-      if (!full && !may_fit(device_fit, view, pod)) continue;
-      if (skip_repeats && first_with_state(cluster, id, policy) != id) continue;
-      if (refused_alike(id)) continue;
-      NodeScore score;
-      PodAllocation allocation;
-      Refusal refusal;
-      if (evaluate(view, score, grants_later ? nullptr : &allocation, full ? &refusal : nullptr))
-        consider(id, score, allocation);
-      else if (full)
-        refuse(id, std::move(refusal));
-    }
-    if (grants_later && best.found)
-      best.allocation = device_fit->fit(cluster.view(best.node), pod).allocation;
-  }
-
-  if (best.found) {
-    decision.node = best.node;
-    decision.score = best.score.shown;
-    decision.allocation = std::move(best.allocation);
-  }
-  if (full) {
-    // HAMi sorts the fitting nodes so the chosen one is last.
-    std::stable_sort(decision.fitting.begin(), decision.fitting.end(),
-                     [&before](const FittingNode& a, const FittingNode& b) {
-                       if (a.score.rank != b.score.rank) return a.score.rank < b.score.rank;
-                       return before(b.node, a.node);
-                     });
-    const size_t considered = asked;
-    if (decision.placed()) {
-      decision.events.push_back(
-          {"Normal", "FilteringSucceed", filtering_succeed_message(cluster, decision, considered)});
-    } else {
-      decision.failed_name_order = failed_by_name(cluster, decision, name_ranks(cluster));
-      decision.events = filtering_failed_events(cluster, decision, considered);
-    }
-  }
-  return decision;
-}
-
-std::span<const uint32_t> Scheduler::name_ranks(const Cluster& cluster) {
-  if (name_epoch_ != cluster.epoch() || name_rank_.size() != cluster.size()) {
-    std::vector<uint32_t> ids(cluster.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<uint32_t>(i);
-    std::sort(ids.begin(), ids.end(),
-              [&](uint32_t a, uint32_t b) { return cluster.node(a).name < cluster.node(b).name; });
-    name_rank_.assign(cluster.size(), 0);
-    for (size_t r = 0; r < ids.size(); ++r) name_rank_[ids[r]] = static_cast<uint32_t>(r);
-    name_order_ = std::move(ids);
-    name_epoch_ = cluster.epoch();
-  }
-  return name_rank_;
+  const bool keep_scores = !p.full && !quota && policy.score_changes_only_with_node() && !p.names_cards() &&
+                           !policy.ties_by_name();
+  if (among)
+    p.scan_given(*among);
+  else if (NodeLottery* lottery = p.full ? nullptr : policy.lottery())
+    p.draw_lottery(*lottery);
+  else if (keep_scores)
+    p.best_of_kept_scores();
+  else
+    p.scan_all();
+  return p.finish(asked);
 }
 
 void Scheduler::commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy,

@@ -7,7 +7,7 @@
 #include <functional>
 #include <optional>
 
-#include "gpuslice/defrag/plan.hpp"
+#include "gpuslice/defrag/move_plan.hpp"
 
 namespace gpuslice::defrag {
 

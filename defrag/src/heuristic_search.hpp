@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "gpuslice/defrag/plan.hpp"
+#include "gpuslice/defrag/move_plan.hpp"
 
 namespace gpuslice::defrag {
 

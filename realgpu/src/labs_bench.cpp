@@ -20,6 +20,7 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/realgpu/child_process.hpp"
 #include "gpuslice/realgpu/clock.hpp"
+#include "gpuslice/realgpu/labs_scripts.hpp"
 
 namespace gpuslice::realgpu::labs {
 
@@ -27,59 +28,6 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-// The seeds' own scripts, kept to their allocation and kernel pattern, each
-// ending with one JSON line. 000: torch.empty of N MiB of float32 at once;
-// 001: 512 MiB uint8 chunks until refused. The footprint is read before
-// allocating (torch.cuda.mem_get_info makes the context).
-constexpr const char* kAllocScript = R"(import json, sys
-import torch
-mode, mib, stop_mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-free, total = torch.cuda.mem_get_info()
-out = {"framework": "PyTorch " + torch.__version__, "total_bytes": total, "free_before_bytes": free,
-       "granted_mib": 0, "refused": False}
-held = []
-try:
-    if mode == "once":
-        held.append(torch.empty(mib * 1024 * 1024 // 4, dtype=torch.float32, device="cuda"))
-        out["granted_mib"] = mib
-    else:
-        while (len(held) + 1) * mib <= stop_mib:
-            held.append(torch.empty(mib, 1024, 1024, dtype=torch.uint8, device="cuda"))
-            out["granted_mib"] = len(held) * mib
-            print(f"Allocated {len(held) * mib} MiB", flush=True)
-except RuntimeError as e:  # torch.OutOfMemoryError is one
-    out["refused"] = True
-    out["error"] = str(e).split(".")[0]
-    out["message"] = str(e)[:400]
-print(json.dumps(out), flush=True)
-)";
-
-// A training-like step (the seeds ran resnet18 and "an infinite matrix
-// multiplication"): 8 x (n x n matmul, relu, sum, backward), synchronised.
-// Prints {"event": "started"} when the timed loop begins.
-constexpr const char* kTrainScript = R"(import json, statistics, sys, time
-import torch
-seconds, n = float(sys.argv[1]), int(sys.argv[2])
-torch.manual_seed(0)
-x = torch.randn(n, n, device="cuda", requires_grad=True)
-w = torch.randn(n, n, device="cuda", requires_grad=True)
-def step():
-    for _ in range(8):
-        torch.relu(x @ w).sum().backward()
-    torch.cuda.synchronize()
-for _ in range(2):
-    step()
-print(json.dumps({"event": "started"}), flush=True)
-times = []
-end = time.monotonic() + seconds
-while time.monotonic() < end:
-    t0 = time.monotonic()
-    step()
-    times.append(time.monotonic() - t0)
-print(json.dumps({"framework": "PyTorch " + torch.__version__, "steps": len(times),
-                  "median_step_s": statistics.median(times), "mean_step_s": sum(times) / len(times)}), flush=True)
-)";
 
 // The probe's stand-in for a training step: a batch of 4 kernels of 2 ms.
 constexpr int kProbeBatch = 4;
@@ -168,8 +116,8 @@ void Bench::start() {
     }
   }
   if (torch()) {
-    alloc_script_ = write_script("labs_alloc.py", kAllocScript);
-    train_script_ = write_script("labs_train.py", kTrainScript);
+    alloc_script_ = write_script("labs_alloc.py", labs_scripts::alloc());
+    train_script_ = write_script("labs_train.py", labs_scripts::train());
   }
   try {
     nvml_ = std::make_unique<NvmlReader>(host_nvml_library(toolkit_));
@@ -183,7 +131,7 @@ Bench::~Bench() {
   fs::remove_all(toolkit_.scratch, ec);
 }
 
-std::string Bench::write_script(const char* name, const char* text) const {
+std::string Bench::write_script(const char* name, std::string_view text) const {
   const std::string path = toolkit_.scratch + "/" + name;
   std::ofstream(path) << text;
   return path;

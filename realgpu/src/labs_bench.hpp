@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuslice/realgpu/lab_rules.hpp"
@@ -116,7 +117,7 @@ class Bench {
 
  private:
   void start();  // the framework, the scripts, NVML
-  std::string write_script(const char* name, const char* text) const;
+  std::string write_script(const char* name, std::string_view text) const;
   double limit_for(double seconds) const { return seconds + (torch() ? 180 : 60); }
 
   LabsOptions options_;

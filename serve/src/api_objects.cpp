@@ -59,8 +59,11 @@ json header(const core::codec::ObjectHeader& h) {
   put(meta, "labels", m.labels);
   put(meta, "annotations", m.annotations);
   for (const auto& o : m.owner_references)
-    meta["ownerReferences"].push_back(
-        {{"apiVersion", o.api_version}, {"kind", o.kind}, {"name", o.name}, {"uid", o.uid}, {"controller", o.controller}});
+    meta["ownerReferences"].push_back({{"apiVersion", o.api_version},
+                                       {"kind", o.kind},
+                                       {"name", o.name},
+                                       {"uid", o.uid},
+                                       {"controller", o.controller}});
   return j;
 }
 

@@ -16,7 +16,8 @@ nlohmann::json api_json(const core::codec::KubeObject& object, const core::codec
 
 // A JSON object as the reader decodes it (`default_kind` when it names none);
 // nullopt for kinds the reader skips. Throws core::InputError naming `source`.
-std::optional<core::codec::KubeObject> decode_api_json(const nlohmann::json& object, const std::string& default_kind,
+std::optional<core::codec::KubeObject> decode_api_json(const nlohmann::json& object,
+                                                       const std::string& default_kind,
                                                        const std::string& source);
 
 }  // namespace gpuslice::serve

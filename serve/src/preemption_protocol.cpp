@@ -15,7 +15,6 @@ namespace {
 
 constexpr const char* kWhat = "ExtenderPreemptionArgs";
 
-
 using go_fields::member;
 
 std::optional<simdjson::dom::element> member_at(simdjson::dom::element e, std::string_view name) {

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "gpuslice/core/scheduler.hpp"
-#include "gpuslice/defrag/plan.hpp"
+#include "gpuslice/defrag/move_plan.hpp"
 
 namespace defrag_test {
 

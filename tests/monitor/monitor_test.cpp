@@ -219,7 +219,8 @@ TEST_CASE("a gpuslice file no live process holds stops counting (its processes w
   CHECK(m.containers()[0].devices[0].total == 0);
 }
 
-TEST_CASE("monitor --clean-stale removes only a gone pod's folder that is old and that no live process holds") {
+TEST_CASE(
+    "monitor --clean-stale removes only a gone pod's folder that is old and that no live process holds") {
   Hook h;
   MonitorOptions o;
   o.clean_stale = true;

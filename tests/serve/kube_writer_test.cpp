@@ -64,7 +64,8 @@ TEST_CASE("a patch of an unknown object is a 404 with the apiserver's message", 
   CHECK(std::string(e.what()) == "nodes \"node-z\" not found");
 }
 
-TEST_CASE("bind creates pods/binding once - a second bind and an unknown pod are refused", "[serve][writer]") {
+TEST_CASE("bind creates pods/binding once - a second bind and an unknown pod are refused",
+          "[serve][writer]") {
   ApiDouble api(kData);
   auto writer = make_kube_writer(connection_to(api));
   writer->bind(kVllm, "node-a");

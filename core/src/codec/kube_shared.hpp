@@ -74,7 +74,8 @@ inline bool is_list_kind(std::string_view kind) { return kind.size() >= 4 && kin
 
 // The kind of a list's items when they name none: "PodList" -> "Pod".
 inline std::string item_kind_of(std::string_view list_kind, const ReadOptions& options) {
-  if (is_list_kind(list_kind) && list_kind != "List") return std::string(list_kind.substr(0, list_kind.size() - 4));
+  if (is_list_kind(list_kind) && list_kind != "List")
+    return std::string(list_kind.substr(0, list_kind.size() - 4));
   return options.default_kind;
 }
 

@@ -24,7 +24,7 @@ struct DomNode {
   Shape shape = Shape::Null;
   bool quoted = false;
   uint32_t line = 0;
-  uint32_t text_at = 0, text_size = 0;        // Text
+  uint32_t text_at = 0, text_size = 0;         // Text
   uint32_t first_child = kNone, next = kNone;  // Mapping: key, value, key, value...; Sequence: items
 };
 
@@ -135,9 +135,10 @@ class TreeBuilder {
           const yaml_char_t* anchor =
               e.type == YAML_MAPPING_START_EVENT ? e.data.mapping_start.anchor : e.data.sequence_start.anchor;
           if (stack.size() >= max_depth_)
-            context_.fail(n.line, "", fmt::format("nested deeper than {} levels; no Kubernetes object is", max_depth_));
-          link(dom, stack.empty() ? kNone : stack.back().node, stack.empty() ? nullptr : &stack.back().last_child,
-               added);
+            context_.fail(n.line, "",
+                          fmt::format("nested deeper than {} levels; no Kubernetes object is", max_depth_));
+          link(dom, stack.empty() ? kNone : stack.back().node,
+               stack.empty() ? nullptr : &stack.back().last_child, added);
           stack.push_back({added, kNone, anchor ? reinterpret_cast<const char*>(anchor) : ""});
           if (root == kNone) root = added;
           continue;
@@ -155,8 +156,8 @@ class TreeBuilder {
           context_.fail(line_of(e), "", "YAML syntax error: unexpected event");
       }
       if (!closes) {
-        link(dom, stack.empty() ? kNone : stack.back().node, stack.empty() ? nullptr : &stack.back().last_child,
-             added);
+        link(dom, stack.empty() ? kNone : stack.back().node,
+             stack.empty() ? nullptr : &stack.back().last_child, added);
         if (root == kNone) root = added;
       }
       if (stack.empty()) return root;
@@ -190,7 +191,8 @@ class TreeBuilder {
     const std::string_view tag = s.tag ? reinterpret_cast<const char*>(s.tag) : "";
     const bool plain = s.style == YAML_PLAIN_SCALAR_STYLE;
     if (tag == "tag:yaml.org,2002:null" ||
-        (tag.empty() && plain && (value.empty() || value == "~" || value == "null" || value == "Null" || value == "NULL"))) {
+        (tag.empty() && plain &&
+         (value.empty() || value == "~" || value == "null" || value == "Null" || value == "NULL"))) {
       n.shape = Shape::Null;
       return at;
     }
@@ -234,7 +236,8 @@ class TreeBuilder {
     const std::string name = reinterpret_cast<const char*>(e.data.alias.anchor);
     const auto it = anchors_.find(name);
     if (it == anchors_.end())
-      context_.fail(line_of(e), "", fmt::format("YAML syntax error: the alias *{} names no anchor before it", name));
+      context_.fail(line_of(e), "",
+                    fmt::format("YAML syntax error: the alias *{} names no anchor before it", name));
     const Anchored& a = it->second;
     const uint32_t base = static_cast<uint32_t>(dom.nodes.size());
     const uint32_t text_base = static_cast<uint32_t>(dom.text.size());
@@ -249,7 +252,6 @@ class TreeBuilder {
     dom.text.append(a.text);
     return base;
   }
-
 
   YamlEvents& events_;
   const TextContext& context_;
@@ -313,7 +315,8 @@ void read_tree(const Dom& dom, uint32_t node, const std::string& inherited, cons
   DomValue object(dom, node);
   std::string kind = object.member_text("kind");
   if (kind.empty()) kind = inherited;
-  auto decoded = decode_object(object, std::move(kind), object.member_text("apiVersion"), object.at(), context);
+  auto decoded =
+      decode_object(object, std::move(kind), object.member_text("apiVersion"), object.at(), context);
   if (decoded) visit(std::move(*decoded), context);
 }
 
@@ -321,7 +324,8 @@ bool null_scalar(const yaml_event_t& e) {
   if (e.type != YAML_SCALAR_EVENT) return false;
   const auto& s = e.data.scalar;
   const std::string_view v(reinterpret_cast<const char*>(s.value), s.length);
-  return !s.tag && s.style == YAML_PLAIN_SCALAR_STYLE && (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL");
+  return !s.tag && s.style == YAML_PLAIN_SCALAR_STYLE &&
+         (v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL");
 }
 
 }  // namespace

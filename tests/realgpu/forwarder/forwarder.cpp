@@ -25,6 +25,8 @@
 
 #define SLOT(name) __attribute__((visibility("hidden"), used)) void* name##_slot = nullptr;
 
+// One entry a line, as the libraries list them (clang-format would reflow the lists).
+// clang-format off
 #if defined(FORWARD_CUDA)
 #define TARGET_VARIABLE "GPUSLICE_FORWARD_TARGET_CUDA"
 #define ENTRIES(X)                                                                                           \
@@ -59,6 +61,7 @@
       X(nvmlDeviceGetMemoryInfo_v2) X(nvmlDeviceGetProcessUtilization)                              \
           X(nvmlDeviceGetComputeRunningProcesses_v3)
 #endif
+// clang-format on
 
 ENTRIES(THUNK)
 extern "C" {

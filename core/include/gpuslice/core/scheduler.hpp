@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,12 +13,9 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/fit.hpp"
-#include "gpuslice/core/node_order.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/request.hpp"
-#include "gpuslice/core/request_shape.hpp"
-#include "gpuslice/core/winner_tree.hpp"
 
 namespace gpuslice::core {
 
@@ -56,6 +54,11 @@ enum class Detail {
 // capacity (HAMi's filter has no such lock: issues #2232, #1330).
 class Scheduler {
  public:
+  Scheduler();
+  ~Scheduler();
+  Scheduler(const Scheduler& other);  // a copy keeps the caches (they stay exact)
+  Scheduler(Scheduler&& other) noexcept;
+
   // The pod's steering annotations override the policy's defaults. A
   // minimal placement re-scores only the nodes changed since a pod of the
   // same request shape (request_shape.hpp) was last placed: use one
@@ -87,7 +90,7 @@ class Scheduler {
   const QuotaBook* quotas() const { return quotas_; }
   // Whether the last placement fitted with the quota check (its namespace
   // could reach a limit): a refusal then may be the namespace's, not the nodes'.
-  bool quota_armed() const { return quota_ != nullptr; }
+  bool quota_armed() const;
 
   // Charges the decision's allocation (and the pod's namespace in `quotas`,
   // when given) and tells the policy.
@@ -96,90 +99,15 @@ class Scheduler {
   static void commit(Cluster& cluster, const PodRequest& pod, const Decision& decision, Policy& policy);
 
  private:
-  // `allowed`: when given, nodes whose entry differs from `allowed_stamp_` are skipped.
-  Decision place_by_rank(const Cluster& cluster, const PodRequest& pod, Policy& policy,
-                         const KeyRanking& ranking, const std::vector<uint32_t>* allowed = nullptr);
+  // What placements keep between calls (node states, per-shape scores, the
+  // ranked order, name ranks, scratch): core/src/scheduler_caches.hpp.
+  struct Caches;
+  // One placement's scan: core/src/scheduler.cpp.
+  struct Placement;
   Decision place_impl(const Cluster& cluster, const PodRequest& pod, Policy& policy, Detail detail,
                       const std::vector<size_t>* among, size_t asked);
-
-  // The first node of this scan (since clear_seen_states) in the same state
-  // as `id`: `id` itself when none was. Nodes in one state score alike.
-  // With a policy that keys its own node state, that key must match too.
-  size_t first_with_state(const Cluster& cluster, size_t id, const Policy& policy);
-  void clear_seen_states(const Cluster& cluster);
-  std::vector<uint32_t> name_rank_;
-  std::vector<uint32_t> name_order_;  // node ids by name
-  uint64_t name_epoch_ = 0;
-  const PodAllocation no_grants_{};  // what a dialect's score is handed before the grants exist
-
-  // Arms quota_ for this pod: its namespace's headroom when some node
-  // could take more than it (else the quota cannot refuse it and the caches
-  // stay exact). Caches that outlive one scan are bypassed while armed.
-  void arm_quota(const Cluster& cluster, const PodRequest& pod);
-  int64_t largest_card_mib(const Cluster& cluster);
+  std::unique_ptr<Caches> caches_;
   const QuotaBook* quotas_ = nullptr;
-  std::optional<QuotaHeadroom> headroom_;
-  const QuotaHeadroom* quota_ = nullptr;  // &*headroom_ while armed
-  uint64_t largest_card_epoch_ = 0;
-  int64_t largest_card_mib_ = 0;
-
-  FitScratch scratch_;
-  // The full report's refusals: node -> (scan stamp, its entry in
-  // Decision::failed), so a node in a refused node's state is refused alike.
-  std::vector<std::pair<uint32_t, uint32_t>> refused_at_;
-  std::vector<int> cards_;   // a share's fitting cards
-  PodAllocation candidate_;  // a share on one of them
-  uint64_t state_epoch_ = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> state_hash_;  // node -> (version, hash)
-  // node -> the node last found in its state by a full compare, and both
-  // nodes' versions then (a node's version moves with each change of it).
-  struct VerifiedSame {
-    uint32_t same_as = UINT32_MAX;
-    uint64_t same_as_version = 0;
-    uint64_t own_version = 0;
-    friend bool operator==(const VerifiedSame&, const VerifiedSame&) = default;
-  };
-  std::vector<VerifiedSame> verified_same_;
-  // This scan's states: open addressing on the state hash, emptied by
-  // moving the stamp on (a scan per placement must not clear a table).
-  struct SeenState {
-    uint64_t hash = 0;
-    uint64_t key = 0;  // the policy's own node state (keys_node_state)
-    uint32_t node = 0;
-    uint32_t stamp = 0;
-  };
-  std::vector<SeenState> seen_states_;
-  uint32_t seen_stamp_ = 0;
-  struct CachedScore {
-    bool fits = false;
-    NodeScore score;
-  };
-  struct ShapeScores {
-    std::vector<CachedScore> nodes;  // node -> score as of the change log's position seen_changes
-    WinnerTree fitting;              // the fitting nodes by score: the best at the root
-    size_t seen_changes = 0;         // the cluster's change log read so far
-    bool primed = false;
-    // Random: the nodes that may fit, in no order, and each one's place in
-    // that list (UINT32_MAX: not in it).
-    std::vector<uint32_t> members;
-    std::vector<uint32_t> member_at;
-  };
-  // The nodes of `cache` changed since its last visit (all of them when it
-  // is new or the change log moved past it).
-  template <typename F>
-  void for_changed_nodes(const Cluster& cluster, ShapeScores& cache, F visit);
-  // The scores kept for request shape `shape` (reset when the cluster or policy changes).
-  ShapeScores& shape_scores(const Cluster& cluster, const Policy& policy, size_t shape);
-  RequestShapes shapes_;
-  std::unordered_map<size_t, ShapeScores> score_cache_;  // shape -> scores
-  uint64_t score_epoch_ = 0;
-  const Policy* score_policy_ = nullptr;
-  NodeOrderIndex order_;
-  std::vector<uint32_t> draw_scratch_;  // Random without a shape cache: nodes that may fit
-  // place_among's candidates: node -> the stamp of the last call naming it.
-  std::vector<uint32_t> allowed_;
-  uint32_t allowed_stamp_ = 0;
-  std::vector<size_t> allowed_ids_;  // the same nodes, in cluster order
 };
 
 // The HAMi event texts, exposed for the extender and tests. `considered`:

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "gpuslice/defrag/plan.hpp"
+#include "gpuslice/defrag/move_plan.hpp"
 
 namespace gpuslice::defrag {
 

@@ -1,5 +1,6 @@
-// A plan: moves, then the targets' places; what it costs; and the check
-// that replays it from the start on the core.
+// A move plan, defrag's answer (not plan/, which plans capacity): moves,
+// then the targets' places; what it costs; and the check that replays it
+// from the start on the core.
 #pragma once
 
 #include <cstdint>

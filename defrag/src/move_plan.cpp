@@ -1,4 +1,4 @@
-#include "gpuslice/defrag/plan.hpp"
+#include "gpuslice/defrag/move_plan.hpp"
 
 #include <fmt/format.h>
 
