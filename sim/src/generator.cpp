@@ -65,6 +65,7 @@ Workload generate(const GeneratorSpec& spec, uint64_t seed, int64_t typical_mib)
     p.kind = tpl.name;
     p.priority = tpl.priority;
     p.controlled = tpl.controlled;
+    p.pdb_protected = tpl.pdb_protected;
     p.arrival = t;
     if (spec.duration == "exponential")
       p.duration = exp_duration(rng);

@@ -118,6 +118,7 @@ void write_outputs(const RunResult& r, const std::string& dir) {
       nlohmann::ordered_json line{
           {"time", e.time}, {"pod", e.pod}, {"type", e.type}, {"reason", e.reason}, {"message", e.message}};
       if (!e.related.empty()) line["related"] = e.related;  // a Preempted event's preemptor
+      if (!e.node.empty()) line["node"] = e.node;  // a node's event (ScaleDown)
       f << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     }
   }

@@ -17,6 +17,7 @@ struct PodTemplate {
   core::PodRequest request;  // the pod's shape (name is replaced per pod)
   PodPriority priority;      // priority / priority_class / preemption_policy
   bool controlled = true;    // controller: false makes bare pods
+  bool pdb_protected = false;  // pdb_protected: a PodDisruptionBudget allows no eviction
 };
 
 struct GeneratorSpec {
