@@ -56,6 +56,7 @@ Autoscaler::Autoscaler(const std::vector<NodeGroupSpec>& groups, const Autoscale
     }
     g.ready = g.spec.min;
     g.peak = g.spec.min;
+    g.record(0);
     present_ += static_cast<size_t>(g.spec.min);
     groups_.push_back(std::move(g));
   }
@@ -243,6 +244,7 @@ std::optional<ScaleUp> Autoscaler::scale_up(double now, const std::vector<Pendin
   g.peak = std::max(g.peak, g.target());
   ++g.scale_ups;
   g.nodes_added += up.nodes.size();
+  g.record(now);
   last_scale_up_ = now;
   up.pods = std::move(estimates[k].pods);
   return up;
@@ -392,6 +394,7 @@ void Autoscaler::remove(size_t node, double now) {
   --g.ready;
   --present_;
   ++g.scale_downs;
+  g.record(now);
 }
 
 size_t Autoscaler::gpus() const {
@@ -403,11 +406,12 @@ size_t Autoscaler::gpus() const {
 
 nlohmann::ordered_json Autoscaler::summary(double end) const {
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
-  double total = 0;
+  double total = 0, node_hours = 0;
   for (const auto& g : groups_) {
     const double hours = (g.node_seconds + static_cast<double>(g.target()) * (end - g.since)) / 3600.0;
     const double cost = cents(hours * g.spec.price_per_hour);
     total += cost;
+    node_hours += hours;
     groups.push_back({{"name", g.spec.name},
                       {"min", g.spec.min},
                       {"max", g.spec.max},
@@ -419,9 +423,13 @@ nlohmann::ordered_json Autoscaler::summary(double end) const {
                       {"nodes_at_end", g.target()},
                       {"pods_evicted", g.pods_evicted},
                       {"node_hours", hours},
-                      {"cost", cost}});
+                      {"cost", cost},
+                      {"sizes", {{"time", g.size_time}, {"nodes", g.size_nodes}}}});
   }
-  return {{"expander", expander_name(spec_.expander)}, {"node_groups", std::move(groups)}, {"cost", cents(total)}};
+  return {{"expander", expander_name(spec_.expander)},
+          {"node_groups", std::move(groups)},
+          {"node_hours", node_hours},
+          {"cost", cents(total)}};
 }
 
 }  // namespace gpuslice::sim

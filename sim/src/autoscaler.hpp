@@ -120,6 +120,17 @@ class Autoscaler {
     // The estimator's snapshot: template nodes, added as the estimate needs them.
     std::unique_ptr<core::Cluster> estimate;
     std::vector<int8_t> fits_template;  // by shape: -1 unknown, 0 no, 1 yes
+    // Its size after each change (report.html's chart), from time 0.
+    std::vector<double> size_time;
+    std::vector<int> size_nodes;
+    void record(double now) {
+      if (!size_time.empty() && size_time.back() == now) {
+        size_nodes.back() = target();
+        return;
+      }
+      size_time.push_back(now);
+      size_nodes.push_back(target());
+    }
     int target() const { return starting + ready; }
   };
   void block(size_t node);

@@ -135,6 +135,14 @@ void print_table(const RunResult& r, std::ostream& out) {
                                      : "from a cluster snapshot");
   fmt::print(out, "  fleet              {} nodes, {} GPUs\n", s["nodes"].get<size_t>(),
              s["gpus"].get<size_t>());
+  if (const auto* groups = find(s, "node_groups")) {
+    for (const auto& g : *groups)
+      fmt::print(out, "  node group {:<8} {} scale-ups, {} scale-downs, peak {} nodes, {:.1f} node-hours, cost {:.2f}\n",
+                 g.value("name", ""), g.value("scale_ups", size_t{0}), g.value("scale_downs", size_t{0}),
+                 g.value("peak_nodes", 0), g.value("node_hours", 0.0), g.value("cost", 0.0));
+    fmt::print(out, "  cost               {:.2f} ({} expander)\n", s.value("cost", 0.0),
+               s.value("expander", std::string()));
+  }
   if (const auto* snap = find(s, "snapshot")) {
     const auto& j = *snap;
     fmt::print(out,

@@ -790,6 +790,7 @@ class Run {
       const nlohmann::ordered_json a = autoscaler_->summary(engine_.now());
       s["expander"] = a["expander"];
       s["node_groups"] = a["node_groups"];
+      s["node_hours"] = a["node_hours"];
       s["cost"] = a["cost"];
     }
     s["interrupted"] = result_.interrupted;

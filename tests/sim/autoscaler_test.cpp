@@ -6,6 +6,8 @@
 #include <string>
 
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/headline.hpp"
+#include "gpuslice/sim/html_report.hpp"
 #include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
 
@@ -102,6 +104,14 @@ TEST_CASE("autoscaler: a burst waits the scale-up delay on exactly the binpackin
   for (const auto& row : r.timeline) most = std::max(most, row.nodes);
   CHECK(most == 3);
   CHECK(r.timeline.back().nodes == 1);
+  // compare.csv's columns and plan's metrics read them.
+  CHECK(*headline_value(r.summary, "node_hours") == Approx(2 * 4380 / 3600.0));
+  CHECK(*headline_value(r.summary, "cost") == 0.88);
+  // The group's size after each change, for report.html's chart.
+  // (several changes at one instant keep the last).
+  CHECK(g["sizes"]["time"] == nlohmann::ordered_json::array({0.0, 4380.0}));
+  CHECK(g["sizes"]["nodes"] == nlohmann::ordered_json::array({2, 0}));
+  CHECK(render_report_html(r).find("id=\"chart-nodes\"") != std::string::npos);
 }
 
 TEST_CASE("autoscaler: max binds the estimate and the rest wait for room", "[sim][autoscaler]") {
