@@ -10,21 +10,19 @@ namespace gpuslice::sim {
 
 namespace {
 
-// A charge of the node's whole capacity: every card's memory, cores and
-// slots and the host's CPU and memory, so the core's fit refuses the node
-// for any pod that asks a GPU (or host resources the node tracks).
+// A charge of the node's whole capacity: every card's memory and cores (one
+// grant a card) and the host's CPU and memory. HAMi's fit then refuses the
+// node for any GPU pod (each asks some memory: 100 % when it names none)
+// and for any pod asking host resources the node tracks.
 core::PodAllocation whole_node(const core::Node& node) {
   core::PodAllocation a;
   a.containers.emplace_back();
   for (size_t c = 0; c < node.devices.size(); ++c) {
-    const auto& d = node.devices[c];
-    for (int32_t s = 0; s < d.slots; ++s) {
-      core::DeviceGrant g;
-      g.device = static_cast<int>(c);
-      g.memory_mib = s == 0 ? d.memory_mib : 0;
-      g.cores = s == 0 ? d.cores : 0;
-      a.containers.back().push_back(g);
-    }
+    core::DeviceGrant g;
+    g.device = static_cast<int>(c);
+    g.memory_mib = node.devices[c].memory_mib;
+    g.cores = node.devices[c].cores;
+    a.containers.back().push_back(g);
   }
   return a;
 }

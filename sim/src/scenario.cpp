@@ -514,7 +514,10 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   }
   if (YAML::Node g = r.get(root, "generator")) {
     ++sources;
-    r.only_keys(g, {"pods", "arrival", "rate_per_s", "duration", "mean_s", "sigma", "mix"}, "generator");
+    r.only_keys(g,
+                {"pods", "arrival", "rate_per_s", "duration", "mean_s", "sigma", "mix", "diurnal_amplitude",
+                 "diurnal_peak"},
+                "generator");
     GeneratorSpec spec;
     spec.pods = r.required<size_t>(g, "pods", "generator.pods");
     if (spec.pods > kMaxPods)
@@ -532,6 +535,12 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
     if (!(spec.mean_s > 0)) r.fail(r.get(g, "mean_s"), "generator.mean_s", "must be positive");
     spec.sigma = r.finite(g, "sigma", "generator.sigma", 1.0);
     if (spec.sigma < 0) r.fail(r.get(g, "sigma"), "generator.sigma", "must not be negative");
+    spec.diurnal_amplitude = r.finite(g, "diurnal_amplitude", "generator.diurnal_amplitude", 0.0);
+    if (spec.diurnal_amplitude < 0 || spec.diurnal_amplitude > 1)
+      r.fail(r.get(g, "diurnal_amplitude"), "generator.diurnal_amplitude", "must be between 0 and 1");
+    if (spec.diurnal_amplitude > 0 && spec.arrival != "poisson")
+      r.fail(r.get(g, "diurnal_amplitude"), "generator.diurnal_amplitude", "needs arrival: poisson");
+    spec.diurnal_peak = read_duration(r, g, "diurnal_peak", "generator.diurnal_peak", spec.diurnal_peak);
     YAML::Node mix = r.get(g, "mix");
     if (!mix || !mix.IsSequence() || mix.size() == 0) r.fail(g, "generator.mix", "needs a list of templates");
     for (size_t i = 0; i < mix.size(); ++i) {
@@ -550,7 +559,7 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
   }
   if (YAML::Node o = r.get(root, "openb_pods")) {
     ++sources;
-    r.only_keys(o, {"file", "tune", "resample", "departures", "priority_class_by_qos"}, "openb_pods");
+    r.only_keys(o, {"file", "tune", "resample", "departures", "priority_class_by_qos", "diurnal"}, "openb_pods");
     const std::string file = r.required<std::string>(o, "file", "openb_pods.file");
     const std::string path = (std::filesystem::path(base_dir) / file).string();
     s.openb_pods_csv = read_text(path, source, r.line(o), "openb_pods.file");
@@ -560,6 +569,26 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
       r.fail(r.get(o, "tune"), "openb_pods.tune", problem);
     s.openb.resample = r.value<bool>(o, "resample", "openb_pods.resample", true);
     s.openb.departures = r.value<bool>(o, "departures", "openb_pods.departures", false);
+    if (YAML::Node d = r.get(o, "diurnal")) {
+      r.only_keys(d, {"rate_per_s", "amplitude", "peak", "days", "mean_s"}, "openb_pods.diurnal");
+      OpenbDiurnal spec;
+      spec.rate.rate_per_s = r.finite(d, "rate_per_s", "openb_pods.diurnal.rate_per_s", 0.0);
+      if (!(spec.rate.rate_per_s > 0))
+        r.fail(r.get(d, "rate_per_s"), "openb_pods.diurnal.rate_per_s", "must be positive");
+      spec.rate.amplitude = r.finite(d, "amplitude", "openb_pods.diurnal.amplitude", 0.5);
+      if (spec.rate.amplitude < 0 || spec.rate.amplitude > 1)
+        r.fail(r.get(d, "amplitude"), "openb_pods.diurnal.amplitude", "must be between 0 and 1");
+      spec.rate.peak = read_duration(r, d, "peak", "openb_pods.diurnal.peak", spec.rate.peak);
+      spec.days = r.finite(d, "days", "openb_pods.diurnal.days", 1.0);
+      if (!(spec.days > 0) || spec.days > 3660)
+        r.fail(r.get(d, "days"), "openb_pods.diurnal.days", "must be between 0 and 3660");
+      spec.mean_s = read_duration(r, d, "mean_s", "openb_pods.diurnal.mean_s", spec.mean_s);
+      if (!(spec.mean_s > 0)) r.fail(r.get(d, "mean_s"), "openb_pods.diurnal.mean_s", "must be positive");
+      // Bounded memory: the stream's expected size.
+      if (spec.rate.rate_per_s * spec.days * 86400 > static_cast<double>(kMaxPods))
+        r.fail(d, "openb_pods.diurnal", fmt::format("would draw more than {} pods", kMaxPods));
+      s.openb.diurnal = spec;
+    }
     if (YAML::Node q = r.get(o, "priority_class_by_qos")) {
       if (!q.IsMap())
         r.fail(q, "openb_pods.priority_class_by_qos", "must map qos values (LS, BE, ...) to classes");
@@ -615,6 +644,12 @@ Workload later_pods(const Scenario& s, uint64_t seed) {
   if (s.openb_pods_csv) {
     OpenbOptions o = s.openb;
     o.seed = seed;
+    if (o.diurnal) {
+      OpenbOptions once = o;
+      once.resample = false;
+      return openb_diurnal(load_openb_pods(*s.openb_pods_csv, s.openb_pods_source, fleet, once), *o.diurnal,
+                           seed);
+    }
     return load_openb_pods(*s.openb_pods_csv, s.openb_pods_source, fleet, o);
   }
   Workload w;

@@ -2,6 +2,8 @@
 // weighted mix of pod templates. Deterministic for a seed.
 #pragma once
 
+#include "gpuslice/sim/diurnal.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +29,9 @@ struct GeneratorSpec {
   std::string duration = "exponential";  // exponential | fixed | lognormal | forever
   double mean_s = 600;
   double sigma = 1;  // lognormal shape
+  // poisson only: a rate that follows the day (diurnal.hpp); 0 keeps it flat.
+  double diurnal_amplitude = 0;
+  double diurnal_peak = 14 * 3600;  // seconds after midnight
   std::vector<PodTemplate> mix;
 };
 
