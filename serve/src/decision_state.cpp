@@ -437,55 +437,240 @@ bool DecisionState::ready() const {
   return ready_;
 }
 
+// One filter, step by step: read the pod; a pod asking for no device passes
+// every node; otherwise, under the lock, look the named nodes up, answer a
+// refusal seen before from the memo or decide afresh, and reserve what was
+// placed; then, outside the lock, write HAMi's annotations and events.
+
+// The pod as sent: who it is (namespace defaulted), what it asks, its key.
+struct DecisionState::FilterPod {
+  PodRef ref;
+  core::PodRequest request;
+  std::string key;  // in held_
+};
+
+// The named nodes: each registered node once, in the order named, and the
+// names with no registration (views into the request's names).
+struct DecisionState::Candidates {
+  std::vector<size_t> ids;
+  std::set<std::string_view> unregistered;
+  size_t asked() const { return ids.size() + unregistered.size(); }
+};
+
+// What a filter decided under the lock, for the API calls made after it.
+struct DecisionState::Choice {
+  core::Decision decision;
+  std::string node_name, allocation, mig_allocations;  // placed: what is written on the pod
+  uint64_t generation = 0;                             // placed: the reservation made
+};
+
+// The pod as sent, through the one reader (whatever "kind" it says or omits,
+// it is the pod). Throws what the reader throws.
+DecisionState::FilterPod DecisionState::read_filter_pod(const ExtenderArgs& args) const {
+  const std::string source = "ExtenderArgs.Pod";
+  core::codec::ReadOptions read;
+  read.default_kind = "Pod";
+  read.count_lines = false;
+  std::optional<core::codec::PodObject> object;
+  auto take = [&](core::codec::KubeObject&& o, const core::codec::ReadContext&) {
+    if (auto* p = std::get_if<core::codec::PodObject>(&o)) object = std::move(*p);
+  };
+  core::codec::read_kube_objects(
+      core::codec::KubeText::from_string(args.pod_json.empty() ? args.pod.dump() : args.pod_json, source),
+      take, read);
+  if (!object) throw core::InputError(source, 0, "kind", "is not a Pod");
+  const auto& meta = object->header.meta;
+  FilterPod pod;
+  pod.ref = PodRef{text_of(meta.namespace_name), text_of(meta.name), text_of(meta.uid)};
+  pod.request = core::codec::pod_document(*object, ApiContext(source), options_.defaults).request;
+  if (pod.ref.namespace_name.empty()) pod.ref.namespace_name = "default";
+  pod.key = key_of(pod.ref.uid, pod.ref.namespace_name, pod.ref.name);
+  return pod;
+}
+
+void DecisionState::record_filter_event(const PodRef& ref, const std::string& type, const std::string& reason,
+                                        const std::string& message) {
+  try {
+    writer_.record_event(ref, type, reason, message);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuslice serve: event for " << ref.namespace_name << "/" << ref.name
+              << " not recorded: " << e.what() << "\n";
+  }
+}
+
+// Each node once (a repeated name counts once), as HAMi's map of nodes does.
+DecisionState::Candidates DecisionState::candidates_of(const std::vector<std::string>& names) {
+  const std::vector<int64_t>& ids = node_ids(names);
+  Candidates named;
+  named.ids.reserve(ids.size());
+  if (named_.size() != cluster_.size()) named_.assign(cluster_.size(), 0);
+  ++named_stamp_;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0) {
+      named.unregistered.insert(names[i]);
+    } else if (const auto id = static_cast<size_t>(ids[i]); named_[id] != named_stamp_) {
+      named_[id] = named_stamp_;
+      named.ids.push_back(id);
+    }
+  }
+  return named;
+}
+
+// A pod of a shape refused before, on the same names: the kept answer while
+// every named node changed since refuses it alike. False when none holds.
+bool DecisionState::answer_from_memo(const core::PodRequest& pod, Choice& choice,
+                                     ExtenderFilterResult& result) {
+  auto refit = [&](size_t id) -> std::optional<core::Refusal> {
+    const core::Decision one =
+        scheduler_.place_among(cluster_, std::vector<size_t>{id}, 1, pod, *policy_, core::Detail::Full);
+    if (one.placed()) return std::nullopt;
+    return one.failed.front().second;
+  };
+  const RefusalMemo::Answer* kept = refusals_->find(cluster_, names_generation_, pod, refit);
+  if (!kept) return false;
+  result.failed = kept->failed;
+  choice.decision.events = kept->events;
+  ++refusals_reused_;
+  return true;
+}
+
+// The placed pod's cards held until its bind (or the reservation's expiry),
+// and HAMi's texts for them.
+void DecisionState::reserve(const FilterPod& pod, size_t asked, Choice& choice) {
+  const core::Decision& decision = choice.decision;
+  const core::Node& node = cluster_.node(*decision.node);
+  choice.node_name = node.name;
+  choice.allocation = core::codec::encode_allocation(decision.allocation, node);
+  choice.mig_allocations = core::codec::encode_mig_allocations(decision.allocation, node);
+  choice.generation = ++generation_;
+  Held held{core::Holding{*decision.node, decision.allocation, pod.request.host},
+            Kind::Reserved,
+            now() + options_.reservation_ttl,
+            pod.ref,
+            pod.request,
+            choice.generation,
+            std::nullopt,  // preemption reads a bound pod's priority from the feed
+            std::nullopt};
+  auto& placed = held_.emplace(pod.key, std::move(held)).first->second;
+  charge(placed);
+  schedule_expiry(pod.key, placed);
+  if (choice.decision.events.empty())  // the fast path: HAMi's text without the per-node list
+    choice.decision.events.push_back(
+        {"Normal", "FilteringSucceed",
+         fmt::format("find fit node({}) among {} nodes, best first by the node policy (every fitting "
+                     "node's score is listed only for filters naming at most {} nodes)",
+                     choice.node_name, asked, options_.full_report_nodes)});
+}
+
+// Every named node's reason, by name. Nodes in one state were refused alike:
+// each distinct reason is formatted once (refusals compare as values, their
+// text does not).
+void DecisionState::write_refusal(const Candidates& named, core::Decision& decision,
+                                  ExtenderFilterResult& result) {
+  const uint32_t unregistered_reason =
+      named.unregistered.empty() ? 0 : result.failed.add_reason("node unregistered");
+  for (const auto name : named.unregistered) result.failed.add(name, unregistered_reason);
+  std::unordered_map<uint64_t, std::pair<const core::Refusal*, uint32_t>> formatted;
+  // By name, as the answer is written: the encoder then need not sort.
+  const std::vector<uint32_t> by_name =
+      decision.failed_name_order.size() == decision.failed.size()
+          ? std::move(decision.failed_name_order)
+          : core::failed_by_name(cluster_, decision, scheduler_.name_ranks(cluster_));
+  // Room for every name at once (an estimate: the text grows as it must).
+  result.failed.reserve(by_name.size(), by_name.size() * 24);
+  const core::Refusal* previous = nullptr;
+  uint32_t previous_reason = 0;
+  for (const uint32_t i : by_name) {
+    const auto& [id, refusal] = decision.failed[i];
+    // Neighbours by name are mostly in one state: compare before hashing.
+    if (!previous || !(*previous == refusal)) {
+      const uint64_t h = refusal.hash();
+      if (auto it = formatted.find(h); it != formatted.end() && *it->second.first == refusal) {
+        previous_reason = it->second.second;
+      } else {
+        previous_reason = result.failed.add_reason(refusal.format());
+        formatted.try_emplace(h, &refusal, previous_reason);
+      }
+      previous = &refusal;
+    }
+    result.failed.add(cluster_.node(id).name, previous_reason);
+  }
+}
+
+// The decision itself, under the lock: a pod filtered again holds nothing
+// yet (HAMi's delPod); a refusal kept in the memo is answered from it;
+// otherwise the core decides among the named nodes, and a placement is
+// reserved or a refusal written (and kept).
+DecisionState::Choice DecisionState::decide(const FilterPod& pod, const std::vector<std::string>& names,
+                                            ExtenderFilterResult& result) {
+  Choice choice;
+  expire();
+  drop(pod.key);
+  const Candidates named = candidates_of(names);
+  // A kept refusal holds while the nodes do; a quota moves without them.
+  const bool quota_limited = quota_may_refuse(pod.request);
+  const bool use_memo = options_.reuse_refusals && !quota_limited;
+  if (use_memo && answer_from_memo(pod.request, choice, result)) return choice;
+  const core::Detail detail =
+      named.ids.size() <= options_.full_report_nodes ? core::Detail::Full : core::Detail::Minimal;
+  choice.decision = scheduler_.place_among(cluster_, named.ids, named.asked(), pod.request, *policy_, detail);
+  if (choice.decision.placed()) {
+    reserve(pod, named.asked(), choice);
+  } else {
+    write_refusal(named, choice.decision, result);
+    if (use_memo)
+      refusals_->keep(cluster_, names_generation_, pod.request, choice.decision,
+                      {result.failed, choice.decision.events});
+  }
+  return choice;
+}
+
+// Written as HAMi writes it, so its device plugin and HAMi-core enforce it;
+// a patch that fails returns the reservation. False (and the error in
+// `result`) when it failed.
+bool DecisionState::write_placement(const FilterPod& pod, const Choice& choice,
+                                    ExtenderFilterResult& result) {
+  nlohmann::json annotations = {{core::codec::kAssignedNodeAnnotation, choice.node_name},
+                                {kAssignedTimeAnnotation, std::to_string(unix_seconds(now()))},
+                                {core::codec::kToAllocateAnnotation, choice.allocation},
+                                {core::codec::kAllocatedAnnotation, choice.allocation}};
+  // HAMi v2.10 PatchAnnotations: a MIG grant's reservation beside it.
+  if (!choice.mig_allocations.empty())
+    annotations[std::string(core::codec::kMigAllocationsAnnotation)] = choice.mig_allocations;
+  try {
+    writer_.patch_pod_annotations(pod.ref, annotations);
+    return true;
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = held_.find(pod.key); it != held_.end() && it->second.generation == choice.generation)
+        drop(pod.key);
+    }
+    result.error = fmt::format("patching pod annotations failed: {}", e.what());
+    return false;
+  }
+}
+
 ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutcome* outcome_out) {
   FilterOutcome outcome_local;
   FilterOutcome& outcome = outcome_out ? *outcome_out : outcome_local;
   ExtenderFilterResult result;
-  PodRef ref;
-  core::PodRequest pod;
+  FilterPod pod;
   try {
-    // The pod as sent, through the one reader (whatever "kind" it says or omits, it is the pod).
-    const std::string source = "ExtenderArgs.Pod";
-    core::codec::ReadOptions read;
-    read.default_kind = "Pod";
-    read.count_lines = false;
-    std::optional<core::codec::PodObject> object;
-    auto take = [&](core::codec::KubeObject&& o, const core::codec::ReadContext&) {
-      if (auto* p = std::get_if<core::codec::PodObject>(&o)) object = std::move(*p);
-    };
-    core::codec::read_kube_objects(
-        core::codec::KubeText::from_string(args.pod_json.empty() ? args.pod.dump() : args.pod_json, source),
-        take, read);
-    if (!object) throw core::InputError(source, 0, "kind", "is not a Pod");
-    const auto& meta = object->header.meta;
-    ref = PodRef{text_of(meta.namespace_name), text_of(meta.name), text_of(meta.uid)};
-    pod = core::codec::pod_document(*object, ApiContext(source), options_.defaults).request;
+    pod = read_filter_pod(args);
   } catch (const std::exception& e) {
     outcome = FilterOutcome::Error;
     result.error = e.what();
     return result;
   }
-  if (ref.namespace_name.empty()) ref.namespace_name = "default";
-  auto record = [&](const std::string& type, const std::string& reason, const std::string& message) {
-    try {
-      writer_.record_event(ref, type, reason, message);
-    } catch (const std::exception& e) {
-      std::cerr << "gpuslice serve: event for " << ref.namespace_name << "/" << ref.name
-                << " not recorded: " << e.what() << "\n";
-    }
-  };
   // HAMi's answer for a pod that asks for no device: every node passes.
-  if (!pod.wants_devices()) {
+  if (!pod.request.wants_devices()) {
     outcome = FilterOutcome::PassThrough;
     result.nodes = args.node_names;
-    record("Warning", "FilteringFailed", "does not request any resource");
+    record_filter_event(pod.ref, "Warning", "FilteringFailed", "does not request any resource");
     return result;
   }
-
-  core::Decision decision;
-  std::string node_name, allocation, mig_allocations;
-  uint64_t generation = 0;
-  const std::string key = key_of(ref.uid, ref.namespace_name, ref.name);
+  Choice choice;
   {
     std::lock_guard lock(mutex_);
     if (!ready_) {
@@ -493,132 +678,22 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
       result.error = "the extender has not read the cluster yet";
       return result;
     }
-    expire();
-    drop(key);  // a pod filtered again holds nothing yet (HAMi's delPod)
-    // Each node once (a repeated name counts once), as HAMi's map of nodes does.
-    const std::vector<int64_t>& ids = node_ids(args.node_names);
-    std::vector<size_t> candidates;
-    std::set<std::string_view> unregistered;
-    candidates.reserve(ids.size());
-    if (named_.size() != cluster_.size()) named_.assign(cluster_.size(), 0);
-    ++named_stamp_;
-    for (size_t i = 0; i < ids.size(); ++i) {
-      if (ids[i] < 0) {
-        unregistered.insert(args.node_names[i]);
-      } else if (const auto id = static_cast<size_t>(ids[i]); named_[id] != named_stamp_) {
-        named_[id] = named_stamp_;
-        candidates.push_back(id);
-      }
-    }
-    const size_t asked = candidates.size() + unregistered.size();
-    // A pod of a shape refused before, on the same names: the kept answer
-    // while every named node changed since refuses it alike.
-    const RefusalMemo::Answer* kept = nullptr;
-    // A kept refusal holds while the nodes do; a quota moves without them.
-    const bool quota_limited = quota_may_refuse(pod);
-    if (options_.reuse_refusals && !quota_limited) {
-      auto refit = [&](size_t id) -> std::optional<core::Refusal> {
-        const core::Decision one =
-            scheduler_.place_among(cluster_, std::vector<size_t>{id}, 1, pod, *policy_, core::Detail::Full);
-        if (one.placed()) return std::nullopt;
-        return one.failed.front().second;
-      };
-      kept = refusals_->find(cluster_, names_generation_, pod, refit);
-    }
-    const core::Detail detail =
-        candidates.size() <= options_.full_report_nodes ? core::Detail::Full : core::Detail::Minimal;
-    if (!kept) decision = scheduler_.place_among(cluster_, candidates, asked, pod, *policy_, detail);
-    if (kept) {
-      result.failed = kept->failed;
-      decision.events = kept->events;
-      ++refusals_reused_;
-    } else if (decision.placed()) {
-      const core::Node& node = cluster_.node(*decision.node);
-      node_name = node.name;
-      allocation = core::codec::encode_allocation(decision.allocation, node);
-      mig_allocations = core::codec::encode_mig_allocations(decision.allocation, node);
-      generation = ++generation_;
-      Held held{core::Holding{*decision.node, decision.allocation, pod.host},
-                Kind::Reserved,
-                now() + options_.reservation_ttl,
-                ref,
-                pod,
-                generation,
-                std::nullopt,  // preemption reads a bound pod's priority from the feed
-                std::nullopt};
-      auto& placed = held_.emplace(key, std::move(held)).first->second;
-      charge(placed);
-      schedule_expiry(key, placed);
-      if (decision.events.empty())  // the fast path: HAMi's text without the per-node list
-        decision.events.push_back(
-            {"Normal", "FilteringSucceed",
-             fmt::format("find fit node({}) among {} nodes, best first by the node policy (every fitting "
-                         "node's score is listed only for filters naming at most {} nodes)",
-                         node_name, asked, options_.full_report_nodes)});
-    } else {
-      // Nodes in one state were refused alike: each distinct reason is
-      // formatted once (refusals compare as values, their text does not).
-      const uint32_t unregistered_reason =
-          unregistered.empty() ? 0 : result.failed.add_reason("node unregistered");
-      for (const auto name : unregistered) result.failed.add(name, unregistered_reason);
-      std::unordered_map<uint64_t, std::pair<const core::Refusal*, uint32_t>> formatted;
-      // By name, as the answer is written: the encoder then need not sort.
-      const std::vector<uint32_t> by_name =
-          decision.failed_name_order.size() == decision.failed.size()
-              ? std::move(decision.failed_name_order)
-              : core::failed_by_name(cluster_, decision, scheduler_.name_ranks(cluster_));
-      // Room for every name at once (an estimate: the text grows as it must).
-      result.failed.reserve(by_name.size(), by_name.size() * 24);
-      const core::Refusal* previous = nullptr;
-      uint32_t previous_reason = 0;
-      for (const uint32_t i : by_name) {
-        const auto& [id, refusal] = decision.failed[i];
-        // Neighbours by name are mostly in one state: compare before hashing.
-        if (!previous || !(*previous == refusal)) {
-          const uint64_t h = refusal.hash();
-          if (auto it = formatted.find(h); it != formatted.end() && *it->second.first == refusal) {
-            previous_reason = it->second.second;
-          } else {
-            previous_reason = result.failed.add_reason(refusal.format());
-            formatted.try_emplace(h, &refusal, previous_reason);
-          }
-          previous = &refusal;
-        }
-        result.failed.add(cluster_.node(id).name, previous_reason);
-      }
-      if (options_.reuse_refusals && !quota_limited)
-        refusals_->keep(cluster_, names_generation_, pod, decision, {result.failed, decision.events});
-    }
+    choice = decide(pod, args.node_names, result);
   }
-  if (!decision.placed()) {
+  if (!choice.decision.placed()) {
     outcome = FilterOutcome::Unschedulable;
-    for (const auto& e : decision.events) record(e.type, e.reason, e.message);
+    for (const auto& e : choice.decision.events) record_filter_event(pod.ref, e.type, e.reason, e.message);
     return result;
   }
-  // Written as HAMi writes it, so its device plugin and HAMi-core enforce it.
-  nlohmann::json annotations = {{core::codec::kAssignedNodeAnnotation, node_name},
-                                {kAssignedTimeAnnotation, std::to_string(unix_seconds(now()))},
-                                {core::codec::kToAllocateAnnotation, allocation},
-                                {core::codec::kAllocatedAnnotation, allocation}};
-  // HAMi v2.10 PatchAnnotations: a MIG grant's reservation beside it.
-  if (!mig_allocations.empty())
-    annotations[std::string(core::codec::kMigAllocationsAnnotation)] = mig_allocations;
-  try {
-    writer_.patch_pod_annotations(ref, annotations);
-  } catch (const std::exception& e) {
-    {
-      std::lock_guard lock(mutex_);
-      if (auto it = held_.find(key); it != held_.end() && it->second.generation == generation) drop(key);
-    }
+  if (!write_placement(pod, choice, result)) {
     outcome = FilterOutcome::Error;
-    result.error = fmt::format("patching pod annotations failed: {}", e.what());
-    record("Warning", "FilteringFailed", result.error);
+    record_filter_event(pod.ref, "Warning", "FilteringFailed", result.error);
     return result;
   }
-  for (const auto& e : decision.events) record(e.type, e.reason, e.message);
+  for (const auto& e : choice.decision.events) record_filter_event(pod.ref, e.type, e.reason, e.message);
   outcome = FilterOutcome::Placed;
   result.failed.clear();  // HAMi answers only the chosen node
-  result.nodes = std::vector<std::string>{node_name};
+  result.nodes = std::vector<std::string>{choice.node_name};
   return result;
 }
 

@@ -18,6 +18,7 @@
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/node_groups.hpp"
+#include "scenario_file.hpp"
 
 namespace gpuslice::sim {
 
@@ -437,8 +438,8 @@ AutoscalerSpec read_autoscaler(const Reader& r, const YAML::Node& a) {
 
 }  // namespace
 
-Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir,
-                        bool fleet_given) {
+ScenarioFile parse_scenario_file(const std::string& text, const std::string& source,
+                                 const std::string& base_dir, bool fleet_given) {
   YAML::Node root;
   bool found = false;
   for (const auto& doc : core::codec::load_yaml_documents(text, source)) {
@@ -454,7 +455,10 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
               {"name", "policy", "gpu_policy", "seed", "queue", "fleet", "templates", "pods", "generator",
                "openb_pods", "priority_classes", "quotas", "node_groups", "autoscaler"},
               "");
-  Scenario s;
+  ScenarioFile read;
+  read.names_fleet = static_cast<bool>(root["fleet"]);
+  read.names_queue = static_cast<bool>(root["queue"]);
+  Scenario& s = read.scenario;
   if (text.rfind("#", 0) == 0) s.description = text.substr(1, text.find('\n') - 1);
   while (!s.description.empty() && s.description.front() == ' ') s.description.erase(0, 1);
   s.name = r.value<std::string>(root, "name", "name", std::filesystem::path(source).stem().string());
@@ -607,7 +611,12 @@ Scenario parse_scenario(const std::string& text, const std::string& source, cons
     r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
   if (!fleet_given && s.fleet.size() == 0 && s.node_groups.empty())
     r.fail(root, "fleet", "the fleet has no nodes");
-  return s;
+  return read;
+}
+
+Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir,
+                        bool fleet_given) {
+  return parse_scenario_file(text, source, base_dir, fleet_given).scenario;
 }
 
 std::optional<QueueDiscipline> parse_queue(std::string_view text) {

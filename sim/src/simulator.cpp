@@ -659,6 +659,9 @@ class Run {
     // that placement (it may be waiting, or placed again with a new end).
     if (engine_.now() != expected_end_[id]) return;
     auto it = running_.find(id);
+    // Taken off and placed again in one instant (a node drained right after
+    // the pod landed on it): the old departure falls on the new one's time.
+    if (it == running_.end()) return;
     const auto& p = workload_[id];
     cluster_.release(it->second.node, it->second.allocation, p.request.host);
     if (quota_) quotas_.release(p.request.ns, core::quota_use(it->second.allocation));

@@ -1,21 +1,15 @@
 #include "gpuslice/sim/snapshot.hpp"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <filesystem>
 #include <limits>
 
 #include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
-#include "gpuslice/core/codec/text_file.hpp"
-#include "gpuslice/core/codec/yaml_documents.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/placed_pods.hpp"
-#include "gpuslice/sim/scenario.hpp"
+#include "gpuslice/sim/durations.hpp"
 
 namespace gpuslice::sim {
 
@@ -31,24 +25,6 @@ PodPriority priority_of(const core::codec::PodDocument& doc) {
   p.value = doc.priority;
   p.preempt_never = doc.preempt_never;
   return p;
-}
-
-std::optional<double> number_prefix(std::string_view& text) {
-  double v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end == text.data()) return std::nullopt;
-  text.remove_prefix(static_cast<size_t>(end - text.data()));
-  return v;
-}
-
-// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
 // Whether the pod's grants (and host demand) still fit the node as
@@ -79,94 +55,11 @@ std::string over_capacity(const core::Cluster& cluster, size_t node, const core:
   return {};
 }
 
+}  // namespace
+
 void cordon_all_cards(core::Node& n) {
   n.cordoned_uuids.clear();
   for (const auto& d : n.devices) n.cordoned_uuids.push_back(d.uuid);
-}
-
-}  // namespace
-
-std::optional<double> parse_duration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  double total = 0;
-  std::string_view rest = text;
-  bool any = false;
-  while (!rest.empty()) {
-    auto v = number_prefix(rest);
-    if (!v || !std::isfinite(*v) || *v < 0) return std::nullopt;
-    double unit = 1;
-    if (rest.empty()) {
-      if (any) return std::nullopt;  // "1h30": a number without its unit after a unit
-    } else if (rest.starts_with("ms")) {
-      unit = 0.001;
-      rest.remove_prefix(2);
-    } else {
-      switch (rest.front()) {
-        case 's':
-          unit = 1;
-          break;
-        case 'm':
-          unit = 60;
-          break;
-        case 'h':
-          unit = 3600;
-          break;
-        case 'd':
-          unit = 86400;
-          break;
-        default:
-          return std::nullopt;
-      }
-      rest.remove_prefix(1);
-    }
-    total += *v * unit;
-    any = true;
-  }
-  if (!(total > 0) || !std::isfinite(total)) return std::nullopt;
-  return total;
-}
-
-std::optional<double> parse_timestamp(std::string_view t) {
-  // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)
-  auto digits = [&](size_t at, size_t n) -> std::optional<int> {
-    if (at + n > t.size()) return std::nullopt;
-    int v = 0;
-    for (size_t i = at; i < at + n; ++i) {
-      if (t[i] < '0' || t[i] > '9') return std::nullopt;
-      v = v * 10 + (t[i] - '0');
-    }
-    return v;
-  };
-  const auto y = digits(0, 4), mo = digits(5, 2), d = digits(8, 2), h = digits(11, 2), mi = digits(14, 2),
-             s = digits(17, 2);
-  if (!y || !mo || !d || !h || !mi || !s || t[4] != '-' || t[7] != '-' || (t[10] != 'T' && t[10] != 't') ||
-      t[13] != ':' || t[16] != ':' || *mo < 1 || *mo > 12 || *d < 1 || *d > 31 || *h > 23 || *mi > 59 ||
-      *s > 60)
-    return std::nullopt;
-  double seconds =
-      static_cast<double>(days_from_civil(*y, static_cast<unsigned>(*mo), static_cast<unsigned>(*d))) *
-          86400 +
-      *h * 3600 + *mi * 60 + *s;
-  size_t at = 19;
-  if (at < t.size() && t[at] == '.') {
-    double scale = 0.1;
-    ++at;
-    const size_t start = at;
-    while (at < t.size() && t[at] >= '0' && t[at] <= '9') {
-      seconds += (t[at] - '0') * scale;
-      scale /= 10;
-      ++at;
-    }
-    if (at == start) return std::nullopt;
-  }
-  if (at < t.size() && (t[at] == 'Z' || t[at] == 'z') && at + 1 == t.size()) return seconds;
-  if (at + 6 == t.size() && (t[at] == '+' || t[at] == '-') && t[at + 3] == ':') {
-    const auto oh = digits(at + 1, 2), om = digits(at + 4, 2);
-    if (!oh || !om) return std::nullopt;
-    const double offset = *oh * 3600 + *om * 60;
-    return t[at] == '+' ? seconds - offset : seconds + offset;
-  }
-  return std::nullopt;
 }
 
 ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<double> assume_duration,
@@ -330,80 +223,6 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
 ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration,
                               const core::codec::RequestDefaults& defaults) {
   return read_snapshot(core::codec::KubeText::from_file(path), assume_duration, defaults);
-}
-
-FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,
-                            const std::vector<FleetGroup>& others) {
-  auto nodes = core::codec::parse_nodes(core::codec::read_text_file(path), path);
-  if (nodes.size() != 1)
-    throw InputError(path, nodes.empty() ? 0 : nodes[1].line, "kind",
-                     fmt::format("--add-nodes needs exactly one Node, found {}", nodes.size()));
-  FleetGroup g;
-  g.node.name = nodes.front().node.name;
-  for (const auto& n : snapshot_nodes)
-    if (n.name.rfind(g.node.name + "-", 0) == 0)
-      throw InputError(path, nodes.front().line, "metadata.name",
-                       fmt::format("added nodes are named {}-<i>, which the snapshot's node '{}' could clash "
-                                   "with: rename the template",
-                                   g.node.name, n.name));
-  for (const auto& other : others)
-    if (other.node.name == g.node.name)
-      throw InputError(path, nodes.front().line, "metadata.name",
-                       fmt::format("two --add-nodes files name their node '{}'", g.node.name));
-  g.count = count;
-  g.node.cards = static_cast<int>(nodes.front().node.devices.size());
-  g.prototype = std::move(nodes.front().node);
-  return g;
-}
-
-Scenario snapshot_scenario(const SnapshotRunSpec& spec) {
-  if (spec.assume_duration && !(*spec.assume_duration > 0 && std::isfinite(*spec.assume_duration)))
-    throw InputError("command line", 0, "--assume-duration", "must be a positive duration");
-  Scenario s;
-  bool fleet_replaced = false, queue_given = false;
-  if (spec.pods) {
-    const std::string text = core::codec::read_text_file(*spec.pods);
-    s = parse_scenario(text, *spec.pods, std::filesystem::path(*spec.pods).parent_path().string(), true);
-    const YAML::Node root = core::codec::load_yaml_document(text, *spec.pods);
-    fleet_replaced = root.IsMap() && root["fleet"];
-    queue_given = root.IsMap() && root["queue"];
-  } else {
-    s.name = std::filesystem::path(spec.snapshot).stem().string();
-  }
-  s.snapshot = load_snapshot(spec.snapshot, spec.assume_duration, spec.defaults);
-  // kube-scheduler retries every pending pod on its own: one that does not
-  // fit blocks nobody behind it.
-  if (!queue_given) s.queue = QueueDiscipline::SkipAhead;
-  if (fleet_replaced)
-    s.snapshot->warnings.push_back(
-        fmt::format("{}: its fleet is replaced by the snapshot's nodes; only its pods are used", *spec.pods));
-  if (s.description.empty())
-    s.description =
-        fmt::format("snapshot {}: {} nodes, {} GPU pods running, {} pending", spec.snapshot,
-                    s.snapshot->nodes.size(), s.snapshot->running_gpu_pods, s.snapshot->queue.size());
-  for (const auto& name : spec.cordon) {
-    auto it = std::find_if(s.snapshot->nodes.begin(), s.snapshot->nodes.end(),
-                           [&](const core::Node& n) { return n.name == name; });
-    if (it == s.snapshot->nodes.end())
-      throw InputError("command line", 0, "--cordon", fmt::format("the snapshot has no node '{}'", name));
-    cordon_all_cards(*it);
-  }
-  for (const auto& add : spec.add_nodes) {
-    const auto colon = add.rfind(':');
-    int count = 1;
-    std::string path = add;
-    if (colon != std::string::npos) {
-      path = add.substr(0, colon);
-      const std::string c = add.substr(colon + 1);
-      const auto [end, ec] = std::from_chars(c.data(), c.data() + c.size(), count);
-      if (ec != std::errc() || end != c.data() + c.size() || count < 0 || count > 100000)
-        throw InputError("command line", 0, "--add-nodes",
-                         fmt::format("'{}': write NODE.yaml:COUNT with COUNT between 0 and 100000", add));
-    }
-    s.fleet_groups.push_back(added_node_group(path, count, s.snapshot->nodes, s.fleet_groups));
-  }
-  set_fleet_counts(s, {}, {});
-  return s;
 }
 
 }  // namespace gpuslice::sim

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -43,6 +44,13 @@ std::string string_field(const json& obj, const char* key, size_t i) {
 }  // namespace
 
 std::string encode_mig_allocations(const PodAllocation& allocation, const Node& node) {
+  // Asked for every placement: most hold no MIG instance, and building an
+  // empty JSON array costs more than looking.
+  const bool any =
+      std::any_of(allocation.containers.begin(), allocation.containers.end(), [](const auto& grants) {
+        return std::any_of(grants.begin(), grants.end(), [](const DeviceGrant& g) { return g.is_mig(); });
+      });
+  if (!any) return {};
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (size_t c = 0; c < allocation.containers.size(); ++c) {
     const auto& grants = allocation.containers[c];

@@ -63,6 +63,7 @@ class FragmentationModel {
   struct ShapeFacts {
     std::vector<uint64_t> admitted;  // [typical]
     std::vector<int64_t> memreq;     // [demand * cards + card]
+    uint64_t mig_cards = 0;          // MIG-mode cards: instances, not one per card
   };
   const ShapeFacts& facts(const NodeView& node);
 

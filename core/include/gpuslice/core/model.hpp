@@ -56,7 +56,9 @@ struct Device {
   // A MIG-mode card's profiles in registration order (read only when
   // mode is "mig": HAMi v2.10 places instances of them, docs/simulator.md).
   std::vector<MigProfile> mig_profiles{};
-  bool is_mig() const { return mode == "mig"; }
+  // Asked per card in the fit and the FGD look-ahead: the length decides
+  // almost always, so no call to compare (operator== against a literal is one).
+  bool is_mig() const { return mode.size() == 3 && mode[0] == 'm' && mode[1] == 'i' && mode[2] == 'g'; }
 };
 
 // What placed pods hold on one card. memory_mib counts whole MiB; a grant

@@ -161,6 +161,20 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   void remember_pod(PodSeen&& pod);
   std::string key_of(const std::string& uid, const std::string& ns, const std::string& name) const;
 
+  // One filter's steps, in the order filter() takes them (decision_state.cpp).
+  struct FilterPod;   // the pod as sent: who it is, what it asks
+  struct Candidates;  // the named nodes, looked up
+  struct Choice;      // what was decided, for the API calls after the lock
+  FilterPod read_filter_pod(const ExtenderArgs& args) const;
+  Choice decide(const FilterPod& pod, const std::vector<std::string>& names, ExtenderFilterResult& result);
+  Candidates candidates_of(const std::vector<std::string>& names);
+  bool answer_from_memo(const core::PodRequest& pod, Choice& choice, ExtenderFilterResult& result);
+  void reserve(const FilterPod& pod, size_t asked, Choice& choice);
+  void write_refusal(const Candidates& named, core::Decision& decision, ExtenderFilterResult& result);
+  bool write_placement(const FilterPod& pod, const Choice& choice, ExtenderFilterResult& result);
+  void record_filter_event(const PodRef& ref, const std::string& type, const std::string& reason,
+                           const std::string& message);
+
   StateOptions options_;
   ClusterWriter& writer_;
   mutable std::mutex mutex_;

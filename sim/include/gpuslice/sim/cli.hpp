@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuslice/sim/snapshot.hpp"
+#include "gpuslice/sim/scenario.hpp"
 
 namespace gpuslice::sim {
 // Adds `simulate`, `study`, `report` and `compare` to the gpuslice command line.

@@ -87,4 +87,27 @@ Workload materialize(const Scenario& scenario, uint64_t seed);
 Scenario openb_scenario(const std::string& nodes_path, const std::string& pods_path,
                         const OpenbOptions& options);
 
+// What `gpuslice simulate --snapshot` and plan --snapshot run
+// (sim/src/snapshot_scenario.cpp).
+struct SnapshotRunSpec {
+  std::string snapshot;                   // CLUSTER.yaml / .json
+  std::optional<std::string> pods;        // MORE.yaml: a scenario without a fleet
+  std::vector<std::string> add_nodes;     // NODE.yaml:COUNT
+  std::vector<std::string> cordon;        // node names
+  std::optional<double> assume_duration;  // seconds
+  // HAMi's device config (--device-config): how the pods' requests read.
+  core::codec::RequestDefaults defaults;
+};
+
+// The fleet group of an added node file (one Node manifest, copied `count`
+// times as <name>-<i>): its name must not clash with the snapshot's nodes
+// or another group's. Throws InputError naming the file.
+FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,
+                            const std::vector<FleetGroup>& others);
+
+// The run as a scenario: the snapshot's nodes first, then one group per
+// --add-nodes file (so capacity planning can vary its count); the pod
+// source of MORE.yaml, if given, for the pods that arrive later.
+Scenario snapshot_scenario(const SnapshotRunSpec& spec);
+
 }  // namespace gpuslice::sim

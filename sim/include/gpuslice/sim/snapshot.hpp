@@ -18,12 +18,11 @@
 #include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/quota.hpp"
+#include "gpuslice/sim/durations.hpp"
 #include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/workload.hpp"
 
 namespace gpuslice::sim {
-
-struct Scenario;
 
 // A pod already holding its place when the run starts: a HAMi pod with its
 // grants, or a pod bound without GPUs whose CPU and memory count on its node.
@@ -87,33 +86,8 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
 ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration = std::nullopt,
                               const core::codec::RequestDefaults& defaults = {});
 
-// "90s", "45m", "2h30m", "1.5h", "3d", "3600" (seconds) -> seconds; nullopt
-// when unreadable or not positive.
-std::optional<double> parse_duration(std::string_view text);
-// RFC 3339 ("2024-05-10T12:01:44Z", fractions, offsets) -> seconds since
-// 1970; nullopt when unreadable.
-std::optional<double> parse_timestamp(std::string_view text);
-
-// What `gpuslice simulate --snapshot` and plan --snapshot run.
-struct SnapshotRunSpec {
-  std::string snapshot;                   // CLUSTER.yaml / .json
-  std::optional<std::string> pods;        // MORE.yaml: a scenario without a fleet
-  std::vector<std::string> add_nodes;     // NODE.yaml:COUNT
-  std::vector<std::string> cordon;        // node names
-  std::optional<double> assume_duration;  // seconds
-  // HAMi's device config (--device-config): how the pods' requests read.
-  core::codec::RequestDefaults defaults;
-};
-
-// The fleet group of an added node file (one Node manifest, copied `count`
-// times as <name>-<i>): its name must not clash with the snapshot's nodes
-// or another group's. Throws InputError naming the file.
-FleetGroup added_node_group(const std::string& path, int count, const std::vector<core::Node>& snapshot_nodes,
-                            const std::vector<FleetGroup>& others);
-
-// The run as a scenario: the snapshot's nodes first, then one group per
-// --add-nodes file (so capacity planning can vary its count); the pod
-// source of MORE.yaml, if given, for the pods that arrive later.
-Scenario snapshot_scenario(const SnapshotRunSpec& spec);
+// kubectl cordon (spec.unschedulable, or --cordon): every card of the node
+// refuses new pods, while those it holds keep running.
+void cordon_all_cards(core::Node& node);
 
 }  // namespace gpuslice::sim
