@@ -179,9 +179,10 @@ int autoscale(const std::string& policy, int runs) {
   }
   std::sort(walls.begin(), walls.end());
   const auto& sm = r.summary;
-  fmt::print("openb-autoscale, {}: {} pods over {}, median wall {:.2f} s of {} runs (min {:.2f}, max {:.2f})\n",
-             policy, sm["pods"].get<size_t>(), sm["simulated_time"].get<std::string>(), walls[walls.size() / 2],
-             runs, walls.front(), walls.back());
+  fmt::print(
+      "openb-autoscale, {}: {} pods over {}, median wall {:.2f} s of {} runs (min {:.2f}, max {:.2f})\n",
+      policy, sm["pods"].get<size_t>(), sm["simulated_time"].get<std::string>(), walls[walls.size() / 2],
+      runs, walls.front(), walls.back());
   for (const auto& g : sm["node_groups"])
     fmt::print("  {:<4} {:>5} scale-ups {:>5} scale-downs peak {:>4} nodes {:>9.1f} node-hours cost {:.2f}\n",
                g["name"].get<std::string>(), g["scale_ups"].get<size_t>(), g["scale_downs"].get<size_t>(),

@@ -32,8 +32,9 @@ double cents(double x) { return std::round(x * 100) / 100; }
 
 }  // namespace
 
-Autoscaler::Autoscaler(const std::vector<NodeGroupSpec>& groups, const AutoscalerSpec& spec, size_t first_node,
-                       core::Cluster& cluster, Metrics& metrics, uint64_t seed, const std::string& gpu_policy)
+Autoscaler::Autoscaler(const std::vector<NodeGroupSpec>& groups, const AutoscalerSpec& spec,
+                       size_t first_node, core::Cluster& cluster, Metrics& metrics, uint64_t seed,
+                       const std::string& gpu_policy)
     : spec_(spec), first_(first_node), cluster_(cluster), metrics_(metrics), rng_(seed) {
   core::PolicyArgs args;
   args.gpu_policy = gpu_policy;
@@ -94,21 +95,22 @@ double Autoscaler::utilization(size_t node) const {
 bool Autoscaler::fits_template(Group& g, const PendingPod& p) {
   if (!g.estimate) {
     g.estimate = std::make_unique<core::Cluster>();
-    for (int i = 0; i < g.spec.max; ++i) g.estimate->add_node(cluster_.node(g.first + static_cast<size_t>(i)));
+    for (int i = 0; i < g.spec.max; ++i)
+      g.estimate->add_node(cluster_.node(g.first + static_cast<size_t>(i)));
   }
   if (g.fits_template.size() <= p.shape) g.fits_template.resize(p.shape + 1, -1);
   if (g.fits_template[p.shape] < 0) {
     const std::vector<size_t> first{0};
     g.fits_template[p.shape] =
-        fit_scheduler_.place_among(*g.estimate, first, 1, *p.request, *fit_policy_, core::Detail::Minimal).placed()
+        fit_scheduler_.place_among(*g.estimate, first, 1, *p.request, *fit_policy_, core::Detail::Minimal)
+                .placed()
             ? 1
             : 0;
   }
   return g.fits_template[p.shape] == 1;
 }
 
-Autoscaler::Estimate Autoscaler::estimate(Group& g, const std::vector<const PendingPod*>& pods,
-                                                           int limit) {
+Autoscaler::Estimate Autoscaler::estimate(Group& g, const std::vector<const PendingPod*>& pods, int limit) {
   core::Cluster& est = *g.estimate;
   // CA's equivalence groups, in its DecreasingPodOrderer's order: the host
   // CPU and memory the pod asks as shares of the template's (GPUs are not
@@ -123,7 +125,8 @@ Autoscaler::Estimate Autoscaler::estimate(Group& g, const std::vector<const Pend
   auto score = [&](const std::vector<const PendingPod*>& c) {
     const auto& host = c.front()->request->host;
     double s = 0;
-    if (g.spec.node.cpu_milli > 0) s += static_cast<double>(host.cpu_milli) / static_cast<double>(g.spec.node.cpu_milli);
+    if (g.spec.node.cpu_milli > 0)
+      s += static_cast<double>(host.cpu_milli) / static_cast<double>(g.spec.node.cpu_milli);
     if (g.spec.node.memory_mib > 0)
       s += static_cast<double>(host.memory_mib) / static_cast<double>(g.spec.node.memory_mib);
     return s;
@@ -142,8 +145,8 @@ Autoscaler::Estimate Autoscaler::estimate(Group& g, const std::vector<const Pend
   std::vector<uint32_t> placed;
   auto try_on = [&](const PendingPod& p, const std::vector<size_t>& among) {
     if (among.empty()) return false;
-    core::Decision d = fit_scheduler_.place_among(est, among, among.size(), *p.request, *fit_policy_,
-                                                  core::Detail::Minimal);
+    core::Decision d =
+        fit_scheduler_.place_among(est, among, among.size(), *p.request, *fit_policy_, core::Detail::Minimal);
     if (!d.placed()) return false;
     est.charge(*d.node, d.allocation, p.request->host);
     with_pods[*d.node] = true;
@@ -203,7 +206,8 @@ std::optional<ScaleUp> Autoscaler::scale_up(double now, const std::vector<Pendin
     cluster_.charge(*d.node, d.allocation, p.request->host);
     charged.push_back({*d.node, std::move(d.allocation), p.request->host});
   }
-  for (auto it = charged.rbegin(); it != charged.rend(); ++it) cluster_.release(it->node, it->allocation, it->host);
+  for (auto it = charged.rbegin(); it != charged.rend(); ++it)
+    cluster_.release(it->node, it->allocation, it->host);
   for (size_t n : starting) block(n);
   if (unschedulable.empty()) return std::nullopt;
 
@@ -248,8 +252,7 @@ std::optional<ScaleUp> Autoscaler::scale_up(double now, const std::vector<Pendin
   return up;
 }
 
-size_t Autoscaler::pick(const std::vector<size_t>& options,
-                        const std::vector<Estimate>& est,
+size_t Autoscaler::pick(const std::vector<size_t>& options, const std::vector<Estimate>& est,
                         const std::vector<const PendingPod*>& pods) {
   std::vector<double> score(options.size(), 0);  // lower is better
   if (spec_.expander != Expander::Random) {
@@ -277,7 +280,8 @@ size_t Autoscaler::pick(const std::vector<size_t>& options,
             if (g.node.cpu_milli > 0) score[k] += waste(cpu, g.node.cpu_milli);
             if (g.node.memory_mib > 0) score[k] += waste(memory, g.node.memory_mib);
           } else {
-            score[k] = waste(est[k].gpu_memory_mib, static_cast<int64_t>(g.node.cards) * g.node.card_memory_mib);
+            score[k] =
+                waste(est[k].gpu_memory_mib, static_cast<int64_t>(g.node.cards) * g.node.card_memory_mib);
           }
           break;
         }
@@ -371,7 +375,8 @@ Autoscaler::Check Autoscaler::check_scale_down(size_t node, double now, const st
     cluster_.charge(*d.node, d.allocation, p.request->host);
     charged.push_back({*d.node, std::move(d.allocation), p.request->host});
   }
-  for (auto it = charged.rbegin(); it != charged.rend(); ++it) cluster_.release(it->node, it->allocation, it->host);
+  for (auto it = charged.rbegin(); it != charged.rend(); ++it)
+    cluster_.release(it->node, it->allocation, it->host);
   if (!movable) {
     // No room for its pods now: unneeded again from now (CA checks every
     // loop; the run looks again one unneeded period later).

@@ -36,9 +36,9 @@ struct PendingPod {
 
 struct ScaleUp {
   size_t group = 0;
-  int from = 0, to = 0;           // the group's target size before and after
-  std::vector<size_t> nodes;      // the nodes started
-  std::vector<uint32_t> pods;     // the pods the estimate placed on them (CA's TriggeredScaleUp)
+  int from = 0, to = 0;        // the group's target size before and after
+  std::vector<size_t> nodes;   // the nodes started
+  std::vector<uint32_t> pods;  // the pods the estimate placed on them (CA's TriggeredScaleUp)
 };
 
 // A pod on a node CA considers removing.
@@ -116,7 +116,7 @@ class Autoscaler {
     size_t scale_ups = 0, scale_downs = 0, nodes_added = 0, pods_evicted = 0;
     int peak = 0;
     double node_seconds = 0, since = 0;  // node-time held, counted up to `since`
-    int64_t gpu_memory = 0;             // one node's GPU memory (MiB)
+    int64_t gpu_memory = 0;              // one node's GPU memory (MiB)
     // The estimator's snapshot: template nodes, added as the estimate needs them.
     std::unique_ptr<core::Cluster> estimate;
     std::vector<int8_t> fits_template;  // by shape: -1 unknown, 0 no, 1 yes
@@ -156,7 +156,7 @@ class Autoscaler {
   Metrics& metrics_;
   std::vector<Group> groups_;
   std::vector<NodeEntry> state_;  // by node - first_
-  size_t present_ = 0;           // group nodes started or Ready
+  size_t present_ = 0;            // group nodes started or Ready
   double last_scale_up_ = -1e300;
   // CA's simulations ask the core with HAMi's fit, apart from the run's
   // scheduler and policy so no cache or reservation of theirs is touched.

@@ -16,7 +16,8 @@ double next_diurnal_arrival(double t, const DiurnalRate& rate, std::mt19937_64& 
   constexpr double kDay = 86400;
   for (;;) {
     t += gap(rng);
-    const double now = rate.rate_per_s * (1 + rate.amplitude * std::cos(2 * std::numbers::pi * (t - rate.peak) / kDay));
+    const double now =
+        rate.rate_per_s * (1 + rate.amplitude * std::cos(2 * std::numbers::pi * (t - rate.peak) / kDay));
     if (keep(rng) * top <= now) return t;
   }
 }

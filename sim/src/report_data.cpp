@@ -243,7 +243,8 @@ nlohmann::ordered_json report_data(const RunResult& run, const ReportLimits& lim
         time.push_back(end);
         nodes.push_back(nodes.back());
       }
-      groups.push_back({{"name", g.value("name", "")}, {"time", std::move(time)}, {"nodes", std::move(nodes)}});
+      groups.push_back(
+          {{"name", g.value("name", "")}, {"time", std::move(time)}, {"nodes", std::move(nodes)}});
     }
     data["node_groups"] = std::move(groups);
   }

@@ -392,7 +392,8 @@ std::vector<NodeGroupSpec> read_node_groups(const Reader& r, const YAML::Node& l
     if (spec.min > spec.max)
       r.fail(r.get(g, "min"), f + ".min", fmt::format("{} is above max ({})", spec.min, spec.max));
     spec.price_per_hour = r.finite(g, "price_per_hour", f + ".price_per_hour", 0.0);
-    if (spec.price_per_hour < 0) r.fail(r.get(g, "price_per_hour"), f + ".price_per_hour", "must not be negative");
+    if (spec.price_per_hour < 0)
+      r.fail(r.get(g, "price_per_hour"), f + ".price_per_hour", "must not be negative");
     spec.scale_up_delay = read_duration(r, g, "scale_up_delay", f + ".scale_up_delay", spec.scale_up_delay);
     spec.scale_down_unneeded =
         read_duration(r, g, "scale_down_unneeded", f + ".scale_down_unneeded", spec.scale_down_unneeded);
@@ -401,7 +402,8 @@ std::vector<NodeGroupSpec> read_node_groups(const Reader& r, const YAML::Node& l
     if (spec.scale_down_utilization < 0 || spec.scale_down_utilization > 1)
       r.fail(r.get(g, "scale_down_utilization"), f + ".scale_down_utilization", "must be between 0 and 1");
     for (const auto& other : groups) {
-      if (other.name == spec.name) r.fail(g, f + ".name", fmt::format("a second group named '{}'", spec.name));
+      if (other.name == spec.name)
+        r.fail(g, f + ".name", fmt::format("a second group named '{}'", spec.name));
       if (other.node.name == spec.node.name)
         r.fail(r.get(g, "template"), f + ".template.name",
                fmt::format("group '{}' already names its nodes '{}-<i>'", other.name, spec.node.name));
@@ -430,9 +432,11 @@ AutoscalerSpec read_autoscaler(const Reader& r, const YAML::Node& a) {
     r.fail(r.get(a, "expander"), "autoscaler.expander",
            fmt::format("'{}': use least-waste, price, most-pods or random", expander));
   spec.scan_interval = read_duration(r, a, "scan_interval", "autoscaler.scan_interval", spec.scan_interval);
-  if (!(spec.scan_interval > 0)) r.fail(r.get(a, "scan_interval"), "autoscaler.scan_interval", "must be positive");
-  spec.scale_down_delay_after_add = read_duration(r, a, "scale_down_delay_after_add",
-                                                  "autoscaler.scale_down_delay_after_add", spec.scale_down_delay_after_add);
+  if (!(spec.scan_interval > 0))
+    r.fail(r.get(a, "scan_interval"), "autoscaler.scan_interval", "must be positive");
+  spec.scale_down_delay_after_add =
+      read_duration(r, a, "scale_down_delay_after_add", "autoscaler.scale_down_delay_after_add",
+                    spec.scale_down_delay_after_add);
   return spec;
 }
 
@@ -476,7 +480,8 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
     r.fail(r.get(root, "queue"), "queue", fmt::format("'{}': use fifo or skip-ahead", queue));
   const YAML::Node node_groups = r.get(root, "node_groups");
   // else the snapshot's nodes replace any fleet here; node groups may stand instead of one
-  if (!fleet_given && (r.get(root, "fleet") || !node_groups)) read_fleet(r, r.get(root, "fleet"), base_dir, s);
+  if (!fleet_given && (r.get(root, "fleet") || !node_groups))
+    read_fleet(r, r.get(root, "fleet"), base_dir, s);
   if (node_groups) s.node_groups = read_node_groups(r, node_groups, s.fleet_groups);
   if (YAML::Node a = r.get(root, "autoscaler")) {
     if (!node_groups) r.fail(a, "autoscaler", "has no node_groups to scale");
@@ -563,7 +568,8 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
   }
   if (YAML::Node o = r.get(root, "openb_pods")) {
     ++sources;
-    r.only_keys(o, {"file", "tune", "resample", "departures", "priority_class_by_qos", "diurnal"}, "openb_pods");
+    r.only_keys(o, {"file", "tune", "resample", "departures", "priority_class_by_qos", "diurnal"},
+                "openb_pods");
     const std::string file = r.required<std::string>(o, "file", "openb_pods.file");
     const std::string path = (std::filesystem::path(base_dir) / file).string();
     s.openb_pods_csv = read_text(path, source, r.line(o), "openb_pods.file");
@@ -647,7 +653,8 @@ Scenario load_scenario(const std::string& path) {
 namespace {
 Workload later_pods(const Scenario& s, uint64_t seed) {
   // With node groups the pods are measured against every node the run may hold.
-  const core::Cluster grown = s.node_groups.empty() ? core::Cluster{} : fleet_with_groups(s.fleet, s.node_groups);
+  const core::Cluster grown =
+      s.node_groups.empty() ? core::Cluster{} : fleet_with_groups(s.fleet, s.node_groups);
   const core::Cluster& fleet = s.node_groups.empty() ? s.fleet : grown;
   if (s.generator) return generate(*s.generator, seed, typical_card_mib(fleet));
   if (s.openb_pods_csv) {

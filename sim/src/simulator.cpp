@@ -569,7 +569,8 @@ class Run {
   }
 
   void event(uint32_t id, const core::Event& e) {
-    result_.events.push_back({engine_.now(), workload_[id].request.name, e.type, e.reason, e.message, {}, {}});
+    result_.events.push_back(
+        {engine_.now(), workload_[id].request.name, e.type, e.reason, e.message, {}, {}});
   }
 
   void arrive(uint32_t id) {
@@ -888,7 +889,7 @@ class Run {
   // Cluster Autoscaler (node groups): null in runs without them, which
   // then pay one pointer test per placement and nothing else.
   std::unique_ptr<Autoscaler> autoscaler_;
-  bool scan_due_ = false;       // a ScaleUpScan is scheduled
+  bool scan_due_ = false;  // a ScaleUpScan is scheduled
   // Scans and scale-down checks scheduled: when they are all the engine
   // holds, nothing can change any more and a check is not planned again
   // (the run ends; a node kept at min or for its pods stays).
@@ -907,9 +908,9 @@ class Run {
                                          options_.policy));
     size_t group_nodes = 0;
     for (const auto& g : options_.node_groups) group_nodes += static_cast<size_t>(g.max);
-    autoscaler_ = std::make_unique<Autoscaler>(options_.node_groups, options_.autoscaler,
-                                               cluster_.size() - group_nodes, cluster_, metrics_, options_.seed,
-                                               options_.gpu_policy);
+    autoscaler_ =
+        std::make_unique<Autoscaler>(options_.node_groups, options_.autoscaler, cluster_.size() - group_nodes,
+                                     cluster_, metrics_, options_.seed, options_.gpu_policy);
     drained_.assign(workload_.size(), 0);
     // Nodes Ready from the start (each group's min) are empty: their clocks start now.
     for (size_t n = cluster_.size() - group_nodes; n < cluster_.size(); ++n) watch_utilization(n);
@@ -946,7 +947,8 @@ class Run {
     const NodeGroupSpec& g = autoscaler_->group(up->group);
     if (options_.records) {
       const std::string info = fmt::format("[{{{} {}->{} (max: {})}}]", g.name, up->from, up->to, g.max);
-      for (uint32_t id : up->pods) event(id, {"Normal", "TriggeredScaleUp", "pod triggered scale-up: " + info});
+      for (uint32_t id : up->pods)
+        event(id, {"Normal", "TriggeredScaleUp", "pod triggered scale-up: " + info});
     }
     for (size_t n : up->nodes)
       engine_.schedule(engine_.now() + g.scale_up_delay, EventKind::NodeReady, static_cast<uint32_t>(n));
@@ -978,11 +980,13 @@ class Run {
     if (c.verdict != Autoscaler::Verdict::Remove) return;
     const std::string& name = cluster_.node(node).name;
     if (options_.records)
-      result_.events.push_back({engine_.now(), "", "Normal", "ScaleDown", "marked the node as toBeDeleted/unschedulable", "", name});
+      result_.events.push_back({engine_.now(), "", "Normal", "ScaleDown",
+                                "marked the node as toBeDeleted/unschedulable", "", name});
     for (const PodOnNode& p : pods) drain(p.id, node);
     autoscaler_->remove(node, engine_.now());
     if (options_.records)
-      result_.events.push_back({engine_.now(), "", "Normal", "ScaleDown", "node removed by cluster autoscaler", "", name});
+      result_.events.push_back(
+          {engine_.now(), "", "Normal", "ScaleDown", "node removed by cluster autoscaler", "", name});
     requeue_preempted();  // the drained pods, made again by their controllers
     sample();
   }

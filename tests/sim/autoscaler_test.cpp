@@ -50,7 +50,8 @@ node_groups:
 - name: t4-pool
   template: {name: t4, model: NVIDIA-Tesla T4, cards: 1, card_memory_mib: 16000, slots: 10}
   min: 0
-  max: )" + std::to_string(max) +
+  max: )" +
+         std::to_string(max) +
          R"(
   price_per_hour: 0.36
   scale_up_delay: 3m
@@ -97,7 +98,8 @@ TEST_CASE("autoscaler: a burst waits the scale-up delay on exactly the binpackin
   CHECK(r.summary["nodes"] == 1);  // back to the fixed node
   CHECK(count_events(r, "TriggeredScaleUp") == 4);
   for (const auto& e : r.events)
-    if (e.reason == "TriggeredScaleUp") CHECK(e.message == "pod triggered scale-up: [{t4-pool 0->2 (max: 5)}]");
+    if (e.reason == "TriggeredScaleUp")
+      CHECK(e.message == "pod triggered scale-up: [{t4-pool 0->2 (max: 5)}]");
   // The node's two events, marked and removed, for each node.
   CHECK(count_events(r, "ScaleDown") == 4);
   size_t most = 0;
@@ -132,7 +134,8 @@ TEST_CASE("autoscaler: max binds the estimate and the rest wait for room", "[sim
   CHECK(g["cost"].get<double>() == 0.44);  // 1.2167 h x 0.36 = 0.438
   CHECK(r.summary["simulated_seconds"].get<double>() == 7200);
   for (const auto& e : r.events)
-    if (e.reason == "TriggeredScaleUp") CHECK(e.message == "pod triggered scale-up: [{t4-pool 0->1 (max: 1)}]");
+    if (e.reason == "TriggeredScaleUp")
+      CHECK(e.message == "pod triggered scale-up: [{t4-pool 0->1 (max: 1)}]");
 }
 
 TEST_CASE("autoscaler: a node whose pod cannot be evicted stays until the pod leaves", "[sim][autoscaler]") {
@@ -207,7 +210,8 @@ node_groups:
 - name: t4
   template: {name: t4, model: NVIDIA-Tesla T4, cards: 1, card_memory_mib: 16000}
   max: 5
-  price_per_hour: )" + std::to_string(t4_price) +
+  price_per_hour: )" +
+         std::to_string(t4_price) +
          R"(
 - name: a10
   template: {name: a10, model: NVIDIA A10, cards: 1, card_memory_mib: 20000}

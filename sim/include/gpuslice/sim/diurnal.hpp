@@ -9,8 +9,8 @@
 namespace gpuslice::sim {
 
 struct DiurnalRate {
-  double rate_per_s = 1;  // the mean over a day
-  double amplitude = 0;   // 0..1: the peak is (1 + amplitude) x the mean, the trough (1 - amplitude) x
+  double rate_per_s = 1;    // the mean over a day
+  double amplitude = 0;     // 0..1: the peak is (1 + amplitude) x the mean, the trough (1 - amplitude) x
   double peak = 14 * 3600;  // seconds after midnight when the rate is highest
 };
 

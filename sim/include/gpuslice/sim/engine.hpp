@@ -11,7 +11,13 @@ namespace gpuslice::sim {
 
 // At one instant: departures, arrivals, then Cluster Autoscaler's loop
 // (a scan for scale-up, a node becoming Ready, a node's scale-down check).
-enum class EventKind : uint8_t { Departure = 0, Arrival = 1, ScaleUpScan = 2, NodeReady = 3, ScaleDownCheck = 4 };
+enum class EventKind : uint8_t {
+  Departure = 0,
+  Arrival = 1,
+  ScaleUpScan = 2,
+  NodeReady = 3,
+  ScaleDownCheck = 4
+};
 
 struct Event {
   double time = 0;

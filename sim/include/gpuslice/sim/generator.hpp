@@ -2,13 +2,12 @@
 // weighted mix of pod templates. Deterministic for a seed.
 #pragma once
 
-#include "gpuslice/sim/diurnal.hpp"
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gpuslice/core/request.hpp"
+#include "gpuslice/sim/diurnal.hpp"
 #include "gpuslice/sim/workload.hpp"
 
 namespace gpuslice::sim {
@@ -16,9 +15,9 @@ namespace gpuslice::sim {
 struct PodTemplate {
   std::string name;
   double weight = 1;
-  core::PodRequest request;  // the pod's shape (name is replaced per pod)
-  PodPriority priority;      // priority / priority_class / preemption_policy
-  bool controlled = true;    // controller: false makes bare pods
+  core::PodRequest request;    // the pod's shape (name is replaced per pod)
+  PodPriority priority;        // priority / priority_class / preemption_policy
+  bool controlled = true;      // controller: false makes bare pods
   bool pdb_protected = false;  // pdb_protected: a PodDisruptionBudget allows no eviction
 };
 

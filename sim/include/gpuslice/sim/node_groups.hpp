@@ -26,8 +26,8 @@ struct NodeGroupSpec {
   int min = 0;
   int max = 0;
   double price_per_hour = 0;
-  double scale_up_delay = 180;         // seconds from CA's decision to a Ready node
-  double scale_down_unneeded = 600;    // CA's --scale-down-unneeded-time
+  double scale_up_delay = 180;          // seconds from CA's decision to a Ready node
+  double scale_down_unneeded = 600;     // CA's --scale-down-unneeded-time
   double scale_down_utilization = 0.5;  // CA's --scale-down-utilization-threshold (GPU memory share)
 };
 
