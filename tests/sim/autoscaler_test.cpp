@@ -3,9 +3,12 @@
 // after scale_down_unneeded when every pod can move, never below min or
 // above max) and HAMi's fit.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
 #include <string>
 
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/diurnal.hpp"
 #include "gpuslice/sim/headline.hpp"
 #include "gpuslice/sim/html_report.hpp"
 #include "gpuslice/sim/scenario.hpp"
@@ -281,4 +284,23 @@ TEST_CASE("autoscaler: bad node groups name the file, line and field", "[sim][au
   CHECK(error("scale_down_utilization: 0.5", "scale_down_utilization: 2").field() ==
         "node_groups[0].scale_down_utilization");
   CHECK(error("name: t4,", "name: fixed,").field() == "node_groups[0].template.name");
+}
+
+TEST_CASE("diurnal arrivals follow the day's rate", "[sim][diurnal]") {
+  // rate(t) = 1 x (1 + 0.8 cos(2 pi (t - 14h) / 1 day)): over 20 days the
+  // rate's mean over the hour from 14:00 is 1 + 0.8 sin(x) / x with x = 2 pi / 24,
+  // 1.7909, over the hour from 02:00 (half a day off) 1 - 0.7909 = 0.2091.
+  std::mt19937_64 rng(42);
+  const DiurnalRate rate{1.0, 0.8, 14 * 3600.0};
+  size_t at14 = 0, at2 = 0, all = 0;
+  for (double t = next_diurnal_arrival(0, rate, rng); t < 20 * 86400.0;
+       t = next_diurnal_arrival(t, rate, rng)) {
+    const double hour = std::fmod(t, 86400.0) / 3600;
+    at14 += hour >= 14 && hour < 15;
+    at2 += hour >= 2 && hour < 3;
+    ++all;
+  }
+  CHECK(static_cast<double>(all) == Approx(20 * 86400.0).epsilon(0.01));  // the mean rate is 1
+  CHECK(static_cast<double>(at14) == Approx(20 * 3600 * 1.7909).epsilon(0.03));
+  CHECK(static_cast<double>(at2) == Approx(20 * 3600 * 0.2091).epsilon(0.06));
 }
