@@ -66,6 +66,7 @@ templates:
   keep-bare: {gpu: 1, gpumem: 4000, controller: false}
   keep-pdb: {gpu: 1, gpumem: 4000, pdb_protected: true}
   keep: {gpu: 1, gpumem: 4000}
+  small: {gpu: 1, gpumem: 2000}
 pods:
 )" + pods;
 }
@@ -184,6 +185,28 @@ TEST_CASE("autoscaler: a node whose pod cannot be evicted stays until the pod le
     CHECK(pod(r, "keep-pdb-1").end == 3780);
     CHECK(g["node_hours"].get<double>() == Approx(4380 / 3600.0));
   }
+}
+
+TEST_CASE("autoscaler: a pod drained the instant it landed leaves once", "[sim][autoscaler]") {
+  // `keep` waits for t4-0 (Ready at 180 s, 4000 of 16000 MiB: unneeded from
+  // then, checked at 780 s); `big` leaves the fixed node at 300 s. At 780 s
+  // `small` arrives first and binpack puts it on t4-0 (the fuller node, now
+  // 6000 MiB, still below half); the check then moves both pods to the
+  // fixed node and removes t4-0. small's first departure (780 + 1000) falls
+  // on its new one: it leaves once, at 1780 s.
+  const RunResult r = run(burst(5,
+                                "- {at: 0, duration: 300, template: big}\n"
+                                "- {at: 0, duration: 5000, template: keep}\n"
+                                "- {at: 780, duration: 1000, template: small}\n"));
+  const auto& small = pod(r, "small-2");
+  CHECK(small.node == "fixed-0");
+  CHECK(small.start == 780);
+  CHECK(small.end == 1780);
+  CHECK(small.status == "completed");
+  CHECK(pod(r, "keep-1").start == 780);
+  CHECK(pod(r, "keep-1").end == 5780);
+  CHECK(r.summary["node_groups"][0]["pods_evicted"] == 2);
+  CHECK(r.summary["placements"] == 3);
 }
 
 TEST_CASE("autoscaler: never below min", "[sim][autoscaler]") {
