@@ -965,6 +965,9 @@ class Run {
     watch_utilization(node);
     retry_pending();
     requeue_preempted();
+    // Pods the real scheduler placed otherwise than the estimate did may
+    // still wait: CA's next loop looks at them.
+    if (!pending_.empty()) request_scan();
     sample();
   }
 
@@ -987,7 +990,8 @@ class Run {
     if (options_.records)
       result_.events.push_back(
           {engine_.now(), "", "Normal", "ScaleDown", "node removed by cluster autoscaler", "", name});
-    requeue_preempted();  // the drained pods, made again by their controllers
+    requeue_preempted();                    // the drained pods, made again by their controllers
+    if (!pending_.empty()) request_scan();  // the group has room again
     sample();
   }
 
