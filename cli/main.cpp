@@ -1,9 +1,10 @@
 // gpuslice: one binary, one subcommand per front end of the placement core.
 #include <CLI/CLI.hpp>
-#include <cstring>
 #include <iostream>
+#include <new>
 #include <string>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "place_command.hpp"
 #include "validate_command.hpp"
@@ -25,31 +26,6 @@
 #ifdef GPUSLICE_WITH_MONITOR
 #include "gpuslice/monitor/cli.hpp"
 #endif
-
-namespace {
-// CLI11 reads a word that is no subcommand as a stray argument and says only
-// "A subcommand is required": the first word is checked here, so a typo
-// (or a subcommand of a newer gpuslice) is named with the list of the ones
-// this binary has. `--help` anywhere still prints help and exits 0.
-bool asks_for_help(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
-  return false;
-}
-
-// The message for a first word that is no subcommand, or "" when it is one.
-std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
-  if (argc < 2 || argv[1][0] == '-' || asks_for_help(argc, argv)) return {};
-  const std::string word = argv[1];
-  std::string names;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    if (sub->get_name() == word) return {};
-    names += (names.empty() ? "" : ", ") + sub->get_name();
-  }
-  return "A subcommand is required: '" + word + "' is not a gpuslice subcommand (subcommands: " + names +
-         ").\nRun with --help for more information.";
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"gpuslice: share GPUs by slices (placement, simulation, enforcement)"};
@@ -75,18 +51,41 @@ int main(int argc, char** argv) {
 #ifdef GPUSLICE_WITH_MONITOR
   gpuslice::monitor::register_cli(app);
 #endif
-  if (const std::string problem = unknown_subcommand(app, argc, argv); !problem.empty()) {
+  // Every number is checked for its form, with the flag's name, before any
+  // converter sees it (docs/cli.md).
+  gpuslice::cli::check_number_forms(app);
+  // CLI11 reads a word that is no subcommand as a stray argument and says
+  // only "A subcommand is required": the words are checked here, at every
+  // level, so a typo is named with a "did you mean" and the list.
+  if (const std::string problem = gpuslice::cli::unknown_subcommand(app, argc, argv); !problem.empty()) {
     std::cerr << problem << "\n";
     return 2;
   }
+  // Exit codes (docs/cli.md): 0 the answer, 1 a negative answer (no node
+  // fits, no count meets the targets, a check failed), 2 bad input or a run
+  // refused before it starts, 3 a failure that is not the input's (the
+  // environment: a port in use, a driver or child process that failed, a
+  // full disk; or a bug).
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();  // a command's negative answer: 1
   } catch (const CLI::ParseError& e) {
-    // Usage errors are bad input too: exit 2 (CLI11 prints the message).
-    const int code = app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : (dynamic_cast<const CLI::RuntimeError*>(&e) ? code : 2);
+    std::cerr << gpuslice::cli::usage_error_text(app, e) << "\n";
+    return 2;
   } catch (const gpuslice::core::InputError& e) {
     std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // The memory guards refuse a run whose estimate does not fit before it
+    // starts; an allocation that fails anyway is still no crash.
+    std::cerr << "gpuslice: out of memory (the run needs more than this process may use; see docs/cli.md)\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "gpuslice: " << e.what() << "\n";

@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "gpuslice/core/codec/device_config.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/place.hpp"
 #include "io.hpp"
 

@@ -2,7 +2,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 
 using namespace gpuslice::core;

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 
 using namespace gpuslice::core;

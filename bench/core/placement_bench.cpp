@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 
 using namespace gpuslice::core;

@@ -33,8 +33,8 @@
 #include <random>
 #include <string>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/gpu_policy.hpp"

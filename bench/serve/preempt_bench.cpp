@@ -14,7 +14,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
 #include "gpuslice/serve/server.hpp"
 

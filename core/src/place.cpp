@@ -7,17 +7,13 @@
 #include <vector>
 
 #include "codec/fields.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/codec/kai.hpp"
-#include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/fit.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/placed_pods.hpp"
-#include "gpuslice/core/policies/hami.hpp"
-#include "gpuslice/core/translate.hpp"
 
 namespace gpuslice::core {
 
@@ -42,10 +38,7 @@ void charge_existing(PlaceOutcome& out, const TextInput& input, const codec::Req
   const auto docs = codec::parse_pods(input.text, input.source, defaults);
   for (const PlacedPod& p :
        read_placed_pods(out.cluster, docs, input.source, out.pod.uid, out.warnings, &out.kai_groups)) {
-    if (p.role == PlacedRole::BoundOnly || p.role == PlacedRole::KaiReservation)
-      out.cluster.charge(p.node, PodAllocation{}, docs[p.doc].request.host);
-    else if (p.holds())
-      out.cluster.charge(p.node, p.allocation, docs[p.doc].request.host);
+    if (auto h = holding_of(p, docs[p.doc].request.host)) out.cluster.charge(h->node, h->allocation, h->host);
     // HAMi counts the pods its own annotation places (onAddPod).
     if (p.role == PlacedRole::Hami) out.quotas.charge(docs[p.doc].request.ns, quota_use(p.allocation));
   }
@@ -63,11 +56,7 @@ void read_quotas(PlaceOutcome& out, const TextInput& input) {
 // state's feed hands pods over one at a time).
 std::optional<Holding> holding_of(const Cluster& cluster, const codec::PodDocument& doc,
                                   const std::string& source, std::vector<std::string>& warnings) {
-  const PlacedPod p = read_placed_pods(cluster, {doc}, source, {}, warnings).front();
-  if (p.role == PlacedRole::BoundOnly || p.role == PlacedRole::KaiReservation)
-    return Holding{p.node, PodAllocation{}, doc.request.host};
-  if (p.holds()) return Holding{p.node, p.allocation, doc.request.host};
-  return std::nullopt;
+  return holding_of(read_placed_pods(cluster, {doc}, source, {}, warnings).front(), doc.request.host);
 }
 
 Cluster cluster_of_nodes(const TextInput& input, std::vector<std::string>* warnings) {
@@ -109,40 +98,18 @@ std::unique_ptr<Policy> policy_for(const PlaceRequest& request) {
   return std::make_unique<HamiPolicy>(cfg);
 }
 
-// What the deciding scheduler writes on the pod it placed.
-void record_binding(PlaceOutcome& out, Dialect dialect) {
-  const Node& node = out.cluster.node(*out.decision.node);
-  const PodAllocation& a = out.decision.allocation;
-  switch (dialect) {
-    case Dialect::Hami:
-      out.allocation_annotation = codec::encode_allocation(a, node);
-      out.annotations = {{std::string(codec::kAllocatedAnnotation), out.allocation_annotation}};
-      // HAMi v2.10 PatchAnnotations: the MIG reservations beside the grants.
-      if (auto mig = codec::encode_mig_allocations(a, node); !mig.empty())
-        out.annotations.emplace_back(std::string(codec::kMigAllocationsAnnotation), std::move(mig));
-      break;
-    case Dialect::Koordinator:
-      if (a.empty()) break;
-      out.allocation_annotation = codec::encode_device_allocated(a, node);
-      out.annotations = {{std::string(codec::kKoordDeviceAllocated), out.allocation_annotation}};
-      out.enforcement = out.pod.gpu_isolation_provider == "HAMi-core"
-                            ? "HAMi-core caps the container's memory and compute "
-                              "(koordinator.sh/gpu-isolation-provider: HAMi-core)"
-                            : "no isolation: Koordinator caps shares only with "
-                              "koordinator.sh/gpu-isolation-provider: HAMi-core";
-      break;
-    case Dialect::Kai: {
-      const auto groups = out.kai_groups.find(*out.decision.node);
-      const auto b = codec::kai_binding(
-          node, out.pod, a, groups == out.kai_groups.end() ? std::map<int, std::string>{} : groups->second);
-      if (b.received_type.empty()) break;
-      out.labels = b.labels;
-      out.annotations = {{std::string(codec::kKaiReceivedType), b.received_type}};
-      out.reservation_pods = b.reservation_pods;
-      out.enforcement = "KAI enforces nothing by default: no memory cap, the pods time-slice the GPU";
-      break;
-    }
-  }
+// What the deciding scheduler writes on the pod it placed, in its dialect.
+void record_binding(PlaceOutcome& out, const dialects::DialectUnit& dialect) {
+  const auto groups = out.kai_groups.find(*out.decision.node);
+  static const std::map<int, std::string> no_groups;
+  dialects::Binding b =
+      dialect.write_binding({out.cluster.node(*out.decision.node), out.pod, out.decision.allocation,
+                             groups == out.kai_groups.end() ? no_groups : groups->second});
+  out.allocation_annotation = std::move(b.allocation);
+  out.annotations = std::move(b.annotations);
+  out.labels = std::move(b.labels);
+  out.reservation_pods = std::move(b.reservation_pods);
+  out.enforcement = std::move(b.enforcement);
 }
 
 }  // namespace
@@ -159,7 +126,8 @@ PlaceOutcome place(const PlaceRequest& request) {
     throw InputError(request.pod.source, pods.empty() ? 0 : pods[1].line, "kind",
                      fmt::format("expected exactly one Pod, found {}", pods.size()));
   out.pod = std::move(pods.front().request);
-  if (auto problem = translate(out.pod, policy->dialect()))
+  const dialects::DialectUnit& dialect = dialects::unit(policy->dialect());
+  if (auto problem = dialect.translate_request(out.pod))
     throw InputError(request.pod.source, pods.front().line, problem->field,
                      fmt::format("cannot be said to {}: {}", out.policy, problem->why));
   if (request.existing) charge_existing(out, *request.existing, request.defaults);
@@ -170,11 +138,11 @@ PlaceOutcome place(const PlaceRequest& request) {
 
   Scheduler scheduler;
   // HAMi's quota check is HAMi's: another scheduler's fit knows none.
-  if (policy->dialect() == Dialect::Hami) scheduler.set_quotas(&out.quotas);
+  if (dialect.hami_quotas()) scheduler.set_quotas(&out.quotas);
   out.decision = scheduler.place(out.cluster, out.pod, *policy, Detail::Full);
   if (out.decision.placed()) {
-    record_binding(out, policy->dialect());
-  } else if (policy->dialect() == Dialect::Hami) {  // shortfall() measures in HAMi's terms
+    record_binding(out, dialect);
+  } else if (dialect.hami_quotas()) {  // shortfall() measures in HAMi's terms
     out.shortfall = shortfall(out.cluster, out.pod);
     if (std::string q = quota_shortfall(out.cluster, out.quotas, out.pod); !q.empty())
       out.shortfall = out.shortfall.empty() ? q : q + "; " + out.shortfall;

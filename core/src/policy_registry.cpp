@@ -4,15 +4,13 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
 
 namespace gpuslice::core {
 
-void register_hami_policies();         // policies/hami.cpp
-void register_research_policies();     // policies/research/register.cpp
-void register_koordinator_policies();  // policies/koordinator/policy.cpp
-void register_kai_policies();          // policies/kai/policy.cpp
+void register_research_policies();  // policies/research/register.cpp
 
 namespace {
 std::map<std::string, PolicyFactory, std::less<>>& registry() {
@@ -24,10 +22,9 @@ std::map<std::string, PolicyFactory, std::less<>>& registry() {
 void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_hami_policies();
+    // Each dialect brings its own; the study's read HAMi's requests.
+    for (const dialects::DialectUnit* unit : dialects::all()) unit->register_policies();
     register_research_policies();
-    register_koordinator_policies();
-    register_kai_policies();
   });
 }
 }  // namespace

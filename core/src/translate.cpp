@@ -4,11 +4,25 @@
 
 #include <cmath>
 
+#include "gpuslice/core/dialects/dialect.hpp"
+
 namespace gpuslice::core {
 
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
+
+// A KAI fraction as a whole percentage, when it is one.
+std::optional<int32_t> percent_of(double fraction) {
+  const double pct = fraction * 100;
+  const double whole = std::round(pct);
+  if (std::fabs(pct - whole) > 1e-9 || whole < 1 || whole > 100) return std::nullopt;
+  return static_cast<int32_t>(whole);
+}
+
+}  // namespace
+
+namespace translation {
 
 // HAMi's steering annotations have no Koordinator or KAI counterpart.
 std::optional<TranslationProblem> hami_only_annotations(const PodRequest& pod, Dialect target) {
@@ -42,14 +56,6 @@ std::optional<TranslationProblem> one_device_container(const PodRequest& pod, Di
   return std::nullopt;
 }
 
-// A KAI fraction as a whole percentage, when it is one.
-std::optional<int32_t> percent_of(double fraction) {
-  const double pct = fraction * 100;
-  const double whole = std::round(pct);
-  if (std::fabs(pct - whole) > 1e-9 || whole < 1 || whole > 100) return std::nullopt;
-  return static_cast<int32_t>(whole);
-}
-
 // Koordinator's bytes as MiB, for a target whose `field` counts MiB.
 std::optional<TranslationProblem> bytes_as_mib(ContainerRequest& c, const char* field) {
   if (c.memory_bytes == 0) return std::nullopt;
@@ -75,67 +81,10 @@ std::optional<TranslationProblem> fraction_as_percent(ContainerRequest& c, const
   return std::nullopt;
 }
 
-std::optional<TranslationProblem> to_hami(ContainerRequest& c) {
-  if (auto p = bytes_as_mib(c, "nvidia.com/gpumem")) return p;
-  if (auto p = fraction_as_percent(c, "nvidia.com/gpumem-percentage")) return p;
-  c.cores = std::min(c.cores, 100);  // HAMi clamps gpucores
-  return std::nullopt;
-}
-
-std::optional<TranslationProblem> to_koordinator(ContainerRequest& c) {
-  if (auto p = fraction_as_percent(c, "koordinator.sh/gpu-memory-ratio")) return p;
-  if (c.memory_mib > 0) {  // HAMi reads MiB before a percentage
-    c.memory_bytes = c.memory_mib * kMiB;
-    c.memory_mib = 0;
-    c.memory_percent = kMemoryPercentUnset;
-  }
-  if (c.memory_percent == kMemoryPercentUnset && c.memory_bytes == 0)
-    return TranslationProblem{"koordinator.sh/gpu-core",
-                              "a core share without memory is not a valid Koordinator request "
-                              "(invalid resource device requests)"};
-  return std::nullopt;
-}
-
-std::optional<TranslationProblem> to_kai(ContainerRequest& c) {
-  if (auto p = bytes_as_mib(c, "KAI's gpu-memory")) return p;
-  if (c.memory_mib > 0) {
-    c.memory_percent = kMemoryPercentUnset;
-  } else if (c.memory_fraction == 0 && c.memory_percent != kMemoryPercentUnset) {
-    // A whole card with all its compute is a whole GPU (nvidia.com/gpu);
-    // any other share of memory is a fraction.
-    if (!(c.memory_percent >= 100 && c.cores >= 100)) c.memory_fraction = c.memory_percent / 100.0;
-    c.memory_percent = kMemoryPercentUnset;
-  }
-  c.cores = c.memory_fraction > 0 || c.memory_mib > 0 ? 0 : 100;  // KAI has no compute share: time-slicing
-  return std::nullopt;
-}
-
-}  // namespace
+}  // namespace translation
 
 std::optional<TranslationProblem> translate(PodRequest& pod, Dialect target) {
-  if (target != Dialect::Hami) {
-    if (auto p = hami_only_annotations(pod, target)) return p;
-    if (auto p = one_device_container(pod, target)) return p;
-  }
-  if (target != Dialect::Koordinator) pod.gpu_isolation_provider.clear();
-  for (auto* list : {&pod.init_containers, &pod.containers})
-    for (ContainerRequest& c : *list) {
-      if (!c.wants_devices()) continue;
-      std::optional<TranslationProblem> p;
-      switch (target) {
-        case Dialect::Hami:
-          p = to_hami(c);
-          break;
-        case Dialect::Koordinator:
-          p = to_koordinator(c);
-          break;
-        case Dialect::Kai:
-          p = to_kai(c);
-          break;
-      }
-      if (p) return p;
-    }
-  return std::nullopt;
+  return dialects::unit(target).translate_request(pod);
 }
 
 }  // namespace gpuslice::core

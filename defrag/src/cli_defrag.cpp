@@ -5,6 +5,8 @@
 #include <memory>
 #include <stdexcept>
 
+#include "gpuslice/cli/grammar.hpp"
+#include "gpuslice/cli/progress.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/defrag/cli.hpp"
 #include "gpuslice/defrag/defrag.hpp"
@@ -17,7 +19,7 @@ struct DefragArgs {
   RequestWords words;
   std::vector<std::string> for_pods;
   std::string free_cards, add, out;
-  bool json = false;
+  bool json = false, quiet = false;
 };
 }  // namespace
 
@@ -47,14 +49,28 @@ void register_cli(CLI::App& app) {
   cmd->add_option(
       "--search-budget", w.search_budget,
       "scheduler decisions the exact search may make (default: 2e8 / (nodes + 100), from 20000 to 1000000)");
+  cmd->add_option("--device-config", w.device_config,
+                  "HAMi's device-config.yaml (request defaults, migProfileAllowlist) the snapshot is read "
+                  "with; default: the Helm chart's");
+  cmd->add_option("--quotas", w.quotas,
+                  "ResourceQuotas (kubectl get resourcequotas -A -o yaml|json) beside the snapshot's own: "
+                  "HAMi v2.10 refuses a pod its namespace has no room for");
   cmd->add_option("--out", a->out, "write moves.csv, summary.json and report.html here");
   cmd->add_flag("--json", a->json, "print summary.json's content instead of the text");
+  cmd->add_flag("--strict", w.strict,
+                "a pending pod whose request cannot be read is bad input (exit 2); default: it is left out "
+                "with a warning and the rest is planned, as HAMi leaves it Pending");
+  cmd->add_flag("--quiet", a->quiet, "no progress line (it is shown only when stderr is a terminal)");
   cmd->callback([a, cmd] {
     RequestWords words = a->words;
     if (cmd->count("--for") > 0) words.for_pods = a->for_pods;
     if (cmd->count("--free-cards") > 0) words.free_cards = a->free_cards;
     if (!a->add.empty()) words.add = a->add;
-    const DefragResult result = defrag(request_of(words));
+    DefragRequest request = request_of(words);
+    cli::Progress progress("defrag: exact search budget", a->quiet);
+    if (progress.shown()) request.search.progress = [&progress](double spent) { progress.fraction(spent); };
+    const DefragResult result = defrag(request);
+    progress.finish();
     for (const auto& warning : result.warnings) std::cerr << "warning: " << warning << "\n";
     if (!a->out.empty()) write_outputs(result, a->out);
     if (a->json)

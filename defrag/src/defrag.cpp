@@ -6,8 +6,12 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "gpuslice/core/codec/resource_quota.hpp"
+#include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/scheduler.hpp"
+#include "gpuslice/defrag/replay.hpp"
 
 namespace gpuslice::defrag {
 
@@ -174,6 +178,9 @@ DefragRequest request_of(const RequestWords& w) {
     throw core::InputError("command line", 0, "--search",
                            fmt::format("'{}': use auto, exact or heuristic", w.search));
   req.add = w.add;
+  req.device_config = w.device_config;
+  req.quotas = w.quotas;
+  req.strict = w.strict;
   return req;
 }
 
@@ -188,6 +195,13 @@ DefragResult defrag(const Input& input, const DefragRequest& request, double rea
   if (request.snapshot.empty())
     throw core::InputError("command line", 0, "--snapshot", "name the cluster snapshot");
   r.built = build_problem(input.snapshot, input.facts, request.goal, request.options);
+  if (!r.built.problem.quotas.empty()) {
+    const Replay as_is(r.built.problem);
+    for (const auto& t : r.built.problem.targets)
+      if (std::string over = as_is.quota_shortfall(t.request); !over.empty())
+        r.warnings.push_back(
+            fmt::format("{}: {}; moves keep each namespace's total, so none can place it", t.key, over));
+  }
   // A bad --add file is bad input whether or not it is needed.
   std::optional<sim::FleetGroup> given;
   if (request.add) given = sim::added_node_group(*request.add, 0, input.snapshot.nodes, {});
@@ -204,7 +218,16 @@ DefragResult defrag(const Input& input, const DefragRequest& request, double rea
 
 DefragResult defrag(const DefragRequest& request) {
   const auto start = std::chrono::steady_clock::now();
-  const Input input = load_input(request.snapshot);
+  core::codec::RequestDefaults defaults;
+  if (!request.device_config.empty())
+    defaults = core::codec::parse_device_config(core::codec::read_text_file(request.device_config),
+                                                request.device_config)
+                   .requests;
+  Input input = load_input(request.snapshot, defaults);
+  if (request.strict && !input.snapshot.malformed.empty()) input.snapshot.malformed.front().raise();
+  if (!request.quotas.empty())
+    for (auto& q : core::codec::read_resource_quota_file(request.quotas, &input.warnings))
+      input.snapshot.quotas.push_back(std::move(q));
   return defrag(input, request, seconds_since(start));
 }
 

@@ -11,8 +11,14 @@ namespace {
 
 class ExactSearch {
  public:
-  ExactSearch(const Problem& problem, int max_moves, uint64_t budget)
-      : problem_(problem), replay_(problem), max_moves_(max_moves), budget_(budget), bounds_(replay_, 0) {}
+  ExactSearch(const Problem& problem, int max_moves, uint64_t budget,
+              const std::function<void(double)>& progress)
+      : problem_(problem),
+        replay_(problem),
+        max_moves_(max_moves),
+        budget_(budget),
+        progress_(progress),
+        bounds_(replay_, 0) {}
 
   ExactOutcome run() {
     ExactOutcome out;
@@ -82,7 +88,10 @@ class ExactSearch {
   }
 
   bool over_budget() {
-    if (replay_.placements() + scanned_ / 64 > budget_) gave_up_ = true;
+    const uint64_t spent = replay_.placements() + scanned_ / 64;
+    if (spent > budget_) gave_up_ = true;
+    if (progress_ && (++checks_ & 4095) == 0)
+      progress_(static_cast<double>(spent) / static_cast<double>(budget_));
     return gave_up_;
   }
 
@@ -191,6 +200,8 @@ class ExactSearch {
   Replay replay_;
   int max_moves_;
   uint64_t budget_;
+  const std::function<void(double)>& progress_;
+  uint64_t checks_ = 0;
   Bounds bounds_;
   std::optional<Plan> best_;
   bool cut_ = false, gave_up_ = false;
@@ -202,8 +213,9 @@ class ExactSearch {
 
 }  // namespace
 
-ExactOutcome exact_search(const Problem& problem, int max_moves, uint64_t budget) {
-  return ExactSearch(problem, max_moves, budget).run();
+ExactOutcome exact_search(const Problem& problem, int max_moves, uint64_t budget,
+                          const std::function<void(double)>& progress) {
+  return ExactSearch(problem, max_moves, budget, progress).run();
 }
 
 }  // namespace gpuslice::defrag

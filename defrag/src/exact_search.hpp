@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "gpuslice/defrag/plan.hpp"
@@ -18,6 +19,8 @@ struct ExactOutcome {
   uint64_t placements = 0, states = 0;
 };
 
-ExactOutcome exact_search(const Problem& problem, int max_moves, uint64_t budget);
+// progress: the share of the budget spent, now and then (may be empty).
+ExactOutcome exact_search(const Problem& problem, int max_moves, uint64_t budget,
+                          const std::function<void(double)>& progress = {});
 
 }  // namespace gpuslice::defrag

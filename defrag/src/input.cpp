@@ -75,15 +75,18 @@ WorkloadFacts facts_of(const std::vector<sim::ListedPod>& pods,
   return facts;
 }
 
-Input parse_input(std::string_view text, const std::string& source) {
+Input parse_input(std::string_view text, const std::string& source,
+                  const core::codec::RequestDefaults& defaults) {
   Input in;
-  in.snapshot = sim::parse_snapshot(text, source);
+  in.snapshot = sim::parse_snapshot(text, source, std::nullopt, defaults);
   in.warnings = in.snapshot.warnings;
   in.facts =
       facts_of(in.snapshot.listed, core::codec::parse_disruption_budgets(text, source), source, in.warnings);
   return in;
 }
 
-Input load_input(const std::string& path) { return parse_input(core::codec::read_text_file(path), path); }
+Input load_input(const std::string& path, const core::codec::RequestDefaults& defaults) {
+  return parse_input(core::codec::read_text_file(path), path, defaults);
+}
 
 }  // namespace gpuslice::defrag

@@ -181,6 +181,7 @@ Built build_problem(const sim::ClusterSnapshot& snapshot, const WorkloadFacts& f
   for (const auto& n : snapshot.nodes) p.cluster.add_node(n);
   Budgets budgets = evaluate_budgets(facts);
   p.budgets = std::move(budgets.states);
+  p.quotas = snapshot.quotas;
   for (const auto& s : snapshot.starting) {
     p.cluster.charge(s.node, s.allocation, s.request.host);
     if (s.allocation.empty()) continue;  // holds no card: nothing a move would free

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gpuslice/core/place.hpp"
+
 namespace gpuslice::defrag {
 
 namespace {
@@ -34,6 +36,14 @@ Replay::Replay(const Problem& problem)
     hash_ ^= place_hash(i, places_.back());
   }
   budget_used_.assign(problem.budgets.size(), 0);
+  if (policy_->dialect() == core::Dialect::Hami && !policy_->device_fit()) {
+    for (const auto& q : problem.quotas) quotas_.add(q);
+    quotas_armed_ = quotas_.has_limits();
+  }
+  if (quotas_armed_) {
+    for (const auto& p : problem.pods) quotas_.charge(p.request.ns, core::quota_use(p.allocation));
+    scheduler_.set_quotas(&quotas_);
+  }
   // A policy keeping state per node (reserve hooks) learns of the pods
   // already running, as the simulator tells it of a snapshot's pods.
   for (const auto& p : problem.pods) core::reserved(*policy_, cluster_.view(p.node), p.request, p.allocation);
@@ -58,13 +68,19 @@ bool Replay::may_move(uint32_t pod) const {
 
 void Replay::charge(size_t node, const core::PodRequest& pod, const core::PodAllocation& allocation) {
   cluster_.charge(node, allocation, pod.host);
+  if (quotas_armed_) quotas_.charge(pod.ns, core::quota_use(allocation));
   core::reserved(*policy_, cluster_.view(node), pod, allocation);
   check_node(node);
 }
 
 void Replay::release(size_t node, const core::PodRequest& pod, const core::PodAllocation& allocation) {
   cluster_.release(node, allocation, pod.host);
+  if (quotas_armed_) quotas_.release(pod.ns, core::quota_use(allocation));
   core::unreserved(*policy_, cluster_.view(node), pod, allocation);
+}
+
+std::string Replay::quota_shortfall(const core::PodRequest& pod) const {
+  return quotas_armed_ ? core::quota_shortfall(cluster_, quotas_, pod) : std::string();
 }
 
 void Replay::check_node(size_t node) const {

@@ -20,7 +20,7 @@ SearchResult search(const Problem& problem, const SearchOptions& options) {
   if (options.method != SearchOptions::Method::Heuristic) {
     const uint64_t budget =
         options.exact_budget > 0 ? options.exact_budget : default_exact_budget(problem.cluster.size());
-    ExactOutcome ex = exact_search(problem, options.max_moves, budget);
+    ExactOutcome ex = exact_search(problem, options.max_moves, budget, options.progress);
     r.placements += ex.placements;
     r.states = ex.states;
     r.exact_depths_done = ex.refuted_below;

@@ -1,5 +1,6 @@
 #include "gpuslice/monitor/cli.hpp"
 
+#include <fmt/format.h>
 #include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
@@ -7,9 +8,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/monitor/monitor.hpp"
 #include "gpuslice/serve/server.hpp"
@@ -67,7 +70,17 @@ void run(const Flags& f) {
   o.clean_stale = f.clean_stale;
   o.stale_after = f.stale_after;
   const serve::Endpoint listen = serve::parse_endpoint(f.metrics_listen, "--metrics-listen");
-  Monitor monitor(o, pod_source(f, o.node_name), open_nvml());
+  std::unique_ptr<PodSource> pods = pod_source(f, o.node_name);
+  // After the flags and the pod source are read (their mistakes first):
+  // a mistyped path would read as a node with no container: an empty
+  // /metrics and exit 0. The DaemonSet mounts it DirectoryOrCreate, so on a
+  // node it always exists (containers/ inside may not, until a pod runs).
+  std::error_code ec;
+  if (!std::filesystem::is_directory(f.hook_path, ec))
+    throw core::InputError(
+        "command line", 0, "--hook-path",
+        fmt::format("'{}' is not a folder (HAMi's HOOK_PATH, the one holding containers/)", f.hook_path));
+  Monitor monitor(o, std::move(pods), open_nvml());
   if (f.once) {
     monitor.tick();
     std::cout << monitor.metrics();
@@ -124,7 +137,7 @@ void register_cli(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--legacy-metrics", f->legacy_metrics, "also emit HAMi's legacy metric names and labels");
   cmd->add_option("--feedback-period", f->feedback_period, "seconds between feedback passes (HAMi: 5)")
-      ->check(CLI::Range(0.05, 3600.0))
+      ->check(cli::number(0.05, 3600.0))
       ->capture_default_str();
   cmd->add_flag("--no-feedback", f->no_feedback, "only read the files: no feedback, no writes");
   cmd->add_flag(
@@ -132,7 +145,7 @@ void register_cli(CLI::App& app) {
       "remove folders whose pod is gone, untouched for --stale-after seconds, that no live process holds");
   cmd->add_option("--stale-after", f->stale_after,
                   "seconds a gone pod's folder must be untouched (HAMi: 300)")
-      ->check(CLI::Range(0.0, 1e7))
+      ->check(cli::number(0.0, 1e7))
       ->capture_default_str();
   cmd->add_flag("--once", f->once, "one pass (feedback included), print /metrics to stdout and exit");
   cmd->callback([f] { run(*f); });

@@ -37,6 +37,11 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
     price.push_back(node_price(base.fleet_groups.at(g.index), req.prices));
     result.node_prices[g.name] = price.back();
   }
+  {
+    std::vector<const sim::FleetGroup*> fleet;
+    for (const auto& g : groups) fleet.push_back(&base.fleet_groups.at(g.index));
+    result.warnings = ambiguous_price_keys(fleet, req.prices);
+  }
   for (const auto& p : req.prices) {
     bool used = false;
     for (const auto& g : groups) try {
@@ -60,6 +65,7 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
       static_cast<double>(result.seeds.size()) *
       (req.search == "scan" ? grid : std::pow(hi + 1.0, static_cast<double>(k) - 1) * log_steps);
   FleetTrials trials(base, req.run, groups, req.targets, result.seeds, should_continue, expected, price);
+  if (hi > 0) result.never_placeable = trials.set_aside_never_placeable(std::vector<int>(groups.size(), hi));
   auto cost_of = [&](const std::vector<int>& counts) {
     double c = 0;
     for (size_t i = 0; i < k; ++i) c += counts[i] * price[i];
@@ -169,14 +175,23 @@ std::string mix_text(const std::map<std::string, int>& counts) {
 }
 }  // namespace
 
+namespace {
+// Money is shown in cents everywhere (the text's {:.2f} and the JSON alike);
+// the search itself compares the exact costs.
+double cents(double money) { return std::round(money * 100) / 100; }
+}  // namespace
+
 void add_prices(const PlanResult& r, nlohmann::ordered_json& j) {
-  j["prices"] = r.node_prices;
-  j["cost"] = r.cost ? nlohmann::ordered_json(*r.cost) : nlohmann::ordered_json(nullptr);
+  nlohmann::ordered_json prices = nlohmann::ordered_json::object();
+  for (const auto& [name, price] : r.node_prices) prices[name] = cents(price);
+  j["prices"] = prices;
+  j["cost"] = r.cost ? nlohmann::ordered_json(cents(*r.cost)) : nlohmann::ordered_json(nullptr);
   auto& curve = j["curve"];
-  for (size_t i = 0; i < r.points.size() && i < curve.size(); ++i) curve[i]["cost"] = *r.points[i].cost;
+  for (size_t i = 0; i < r.points.size() && i < curve.size(); ++i)
+    curve[i]["cost"] = cents(*r.points[i].cost);
   nlohmann::ordered_json cheaper = nlohmann::ordered_json::array();
   for (const PlanPoint* p : cheaper_misses(r, 3))
-    cheaper.push_back({{"counts", p->counts}, {"cost", *p->cost}, {"misses", misses(*p, r.targets)}});
+    cheaper.push_back({{"counts", p->counts}, {"cost", cents(*p->cost)}, {"misses", misses(*p, r.targets)}});
   j["cheaper_misses"] = cheaper;
 }
 

@@ -1,27 +1,43 @@
 // `gpuslice plan`: the smallest fleet that meets targets, by simulation.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
+#include "gpuslice/cli/progress.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/plan/cli.hpp"
 #include "gpuslice/plan/plan.hpp"
 #include "gpuslice/sim/cli.hpp"
+#include "gpuslice/sim/study.hpp"
 
 namespace gpuslice::plan {
 
 namespace {
 struct PlanArgs {
-  std::string scenario, policy, gpu_policy, queue, search = "bisect", out, quotas;
+  std::string scenario, policy, gpu_policy, queue, search = "bisect", out, quotas, seeds;
   std::vector<std::string> add;
   sim::SnapshotFlags snapshot;
   std::vector<std::string> targets, vary, sets, prices;
-  std::vector<uint64_t> seeds;
   int min_count = 1, max_count = 0, curve_points = 8;
-  bool json = false;
+  bool json = false, quiet = false;
 };
+
+// --out: a folder (plan.json inside, as every other --out is a folder), or a
+// file path, the form plan has always taken. A folder is an existing one or
+// a path ending in '/'.
+std::filesystem::path plan_json_path(const std::string& out) {
+  const std::filesystem::path p(out);
+  std::error_code ec;
+  if (std::filesystem::is_directory(p, ec) || out.back() == '/') {
+    std::filesystem::create_directories(p, ec);
+    return p / "plan.json";
+  }
+  return p;
+}
 }  // namespace
 
 void register_cli(CLI::App& app) {
@@ -51,20 +67,27 @@ void register_cli(CLI::App& app) {
       "--price", a->prices,
       "MODEL=COST per hour, repeatable: a node of the template so named, or a card of that GPU model "
       "(e.g. A100=3.2): the answer is then the cheapest fleet that meets the targets");
-  cmd->add_option("--min", a->min_count, "smallest count tried (default 1)");
-  cmd->add_option("--max", a->max_count, "largest count tried (default 4 x the scenario's, at least 16)");
-  cmd->add_option("--seeds", a->seeds, "seeds; a count meets a target when every seed does")
-      ->delimiter(',')
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--policy", a->policy, "placement policy (default: the scenario's)");
+  cmd->add_option("--min", a->min_count, "smallest count tried (default 1; 0 with --snapshot)")
+      ->check(cli::whole_number(0, 1'000'000));
+  cmd->add_option("--max", a->max_count, "largest count tried (default 0: 4 x the scenario's, at least 16)")
+      ->check(cli::whole_number(0, 1'000'000));
+  cmd->add_option("--seeds,--seed", a->seeds,
+                  "seeds, e.g. 1,2,3 or 42-51 (docs/cli.md); a count meets a target when every seed does");
+  cmd->add_option("--policy", a->policy,
+                  "placement policy (default: the scenario's); one: a plan is for one policy");
   cmd->add_option("--gpu-policy", a->gpu_policy, "HAMi GPU policy (default: the scenario's)");
   cmd->add_option("--queue", a->queue, "fifo | skip-ahead (default: the scenario's)");
   cmd->add_option("--search", a->search, "bisect (default) | scan (every count in range)");
-  cmd->add_option("--curve-points", a->curve_points, "extra evenly spaced counts simulated for the curve");
+  cmd->add_option("--curve-points", a->curve_points,
+                  "extra evenly spaced counts simulated for the curve (default 8)")
+      ->check(cli::whole_number(0, 10'000));
   cmd->add_option("--set", a->sets,
                   "PATH=VALUE scenario override, e.g. generator.rate_per_s=0.1 (repeatable)");
-  cmd->add_option("--out", a->out, "also write the result as JSON to this file");
+  cmd->add_option("--out", a->out,
+                  "also write the result as JSON: a folder (an existing one, or a path ending in /) gets "
+                  "plan.json; any other path is the file itself");
   cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_flag("--quiet", a->quiet, "no progress line (it is shown only when stderr is a terminal)");
   cmd->callback([a, cmd] {
     PlanRequest req;
     req.run.scenario.path = a->scenario;
@@ -89,6 +112,10 @@ void register_cli(CLI::App& app) {
       if (v.is_discarded()) v = value;
       req.run.scenario.overrides[s.substr(0, eq)] = v;
     }
+    if (a->policy.find(',') != std::string::npos)
+      throw core::InputError(
+          "command line", 0, "--policy",
+          fmt::format("'{}': plan takes one policy (run plan once per policy)", a->policy));
     if (!a->policy.empty()) req.run.policy = a->policy;
     if (!a->gpu_policy.empty()) req.run.gpu_policy = a->gpu_policy;
     if (!a->queue.empty()) req.run.queue = a->queue;
@@ -96,15 +123,26 @@ void register_cli(CLI::App& app) {
     req.vary = a->vary;
     req.min_count = a->min_count;
     req.max_count = a->max_count;
-    req.seeds = a->seeds;
+    if (!a->seeds.empty()) req.seeds = sim::parse_seed_list(a->seeds, "--seeds");
     req.search = a->search;
     req.curve_points = a->curve_points;
     for (const auto& p : a->prices) req.prices.push_back(parse_price(p));
-    const PlanResult result = plan_capacity(req);
+    cli::Progress progress("plan", a->quiet);
+    std::function<bool(double)> report;
+    if (progress.shown())
+      report = [&progress](double done) {
+        progress.fraction(done);
+        return true;
+      };
+    const PlanResult result = plan_capacity(req, report);
+    progress.finish();
+    for (const auto& w : result.warnings) std::cerr << "warning: " << w << "\n";
     const auto j = to_json(result);
     if (!a->out.empty()) {
-      std::ofstream f(a->out);
-      if (!f) throw core::InputError("command line", 0, "--out", fmt::format("cannot write '{}'", a->out));
+      const std::filesystem::path path = plan_json_path(a->out);
+      std::ofstream f(path);
+      if (!f)
+        throw core::InputError("command line", 0, "--out", fmt::format("cannot write '{}'", path.string()));
       f << j.dump(2) << "\n";
     }
     if (a->json)

@@ -30,6 +30,52 @@ bool FleetTrials::keep_going(double within_run) {
   return !stop_;
 }
 
+namespace {
+// The summary the targets are judged on: the pods set aside counted out.
+ordered_json judged_summary(const sim::RunResult& r, const std::set<std::string>& never) {
+  if (never.empty()) return r.summary;
+  int64_t aside = 0;
+  for (const auto& pod : r.pods)
+    if (pod.status == "refused" && never.count(pod.name)) ++aside;
+  ordered_json s = r.summary;
+  for (const char* key : {"pods", "refused", "failed"})
+    if (s.contains(key) && s[key].is_number()) s[key] = s[key].get<int64_t>() - aside;
+  return s;
+}
+}  // namespace
+
+std::vector<std::string> FleetTrials::set_aside_never_placeable(const std::vector<int>& top) {
+  std::vector<size_t> which;
+  for (const auto& g : groups_) which.push_back(g.index);
+  sim::Scenario scenario = base_;
+  sim::set_fleet_counts(scenario, which, top);
+  RunSpec spec = spec_;
+  std::vector<std::string> shown;
+  std::set<std::string> named;
+  for (uint64_t seed : seeds_) {
+    spec.seed = seed;
+    sim::RunOptions o = options_for(scenario, spec);
+    o.card_use = false;
+    const sim::RunResult r = sim::simulate(scenario, o);
+    // A NeverFits event marks a pod that fits no node with the fleet empty
+    // (or that its namespace's quota refuses with nothing running); an
+    // Untranslatable one, a request the policy cannot carry on any node.
+    // Events name the pod without its namespace; pods.csv's rows with it.
+    std::map<std::string, const sim::EventRecord*> why;
+    for (const auto& e : r.events)
+      if (e.reason == "NeverFits" || e.reason == "Untranslatable") why.emplace(e.pod, &e);
+    for (const auto& pod : r.pods) {
+      if (pod.status != "refused") continue;
+      const auto it = why.find(pod.name.substr(pod.name.find('/') + 1));
+      if (it == why.end()) continue;
+      never_[seed].insert(pod.name);
+      if (named.insert(pod.name).second)
+        shown.push_back(fmt::format("{} ({}: {})", pod.name, it->second->reason, it->second->message));
+    }
+  }
+  return shown;
+}
+
 const PlanPoint* FleetTrials::evaluate(const std::vector<int>& counts) {
   if (auto it = tried_.find(counts); it != tried_.end()) return &it->second;
   if (stop_) return nullptr;
@@ -59,13 +105,14 @@ const PlanPoint* FleetTrials::evaluate(const std::vector<int>& counts) {
     }
     ++runs_done_;
     if (!keep_going(0)) return nullptr;
+    const ordered_json judged = judged_summary(r, never_[seed]);
     for (const auto& m : standard_metrics()) {
-      const double v = metric(r.summary, m);
+      const double v = metric(judged, m);
       auto [it, fresh] = worst.emplace(m, v);
       if (!fresh && (std::isnan(v) || v > it->second)) it->second = v;
     }
     for (const auto& tg : targets_) {
-      const double v = metric(r.summary, tg.metric);
+      const double v = metric(judged, tg.metric);
       auto [it, fresh] = worst.emplace(tg.text(), v);
       if (!fresh && (std::isnan(v) || (tg.lower_is_better() ? v > it->second : v < it->second)))
         it->second = v;

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ class FleetTrials {
   // The fleet with counts[i] nodes of groups[i]; nullptr once stopped.
   const PlanPoint* evaluate(const std::vector<int>& counts);
   bool stopped() const { return stop_; }
+  // The pods the largest fleet (`top`: every varied template at its most)
+  // refuses, per seed: they fit no node of it even empty, so no count of
+  // the varied templates places them. From then on every fleet's targets
+  // are judged on the other pods (refused, failed and pods less these);
+  // the summaries are kept as simulated. Returns "ns/pod (why)", each once.
+  std::vector<std::string> set_aside_never_placeable(const std::vector<int>& top);
   // Every fleet tried, in the order of their counts.
   std::vector<PlanPoint> points() &&;
 
@@ -48,6 +55,7 @@ class FleetTrials {
   size_t runs_done_ = 0;
   bool stop_ = false;
   std::map<std::vector<int>, PlanPoint> tried_;
+  std::map<uint64_t, std::set<std::string>> never_;  // per seed
 };
 
 }  // namespace gpuslice::plan

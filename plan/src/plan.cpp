@@ -1,6 +1,7 @@
 #include "gpuslice/plan/plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -258,7 +259,10 @@ Target parse_target(std::string_view text) {
     const auto std_metrics = standard_metrics();
     if (std::find(std_metrics.begin(), std_metrics.end(), t.metric) == std_metrics.end() &&
         t.metric.find('_') == std::string::npos && t.metric.find('.') == std::string::npos)
-      throw InputError("arguments", 0, "target", fmt::format("unknown metric '{}'", t.metric));
+      throw InputError("arguments", 0, "target",
+                       fmt::format("unknown metric '{}' (known: {}, or a summary.json field such as "
+                                   "final_alloc_gpu_pct)",
+                                   t.metric, fmt::join(std_metrics, ", ")));
     return t;
   }
   throw InputError("arguments", 0, "target",
@@ -278,8 +282,16 @@ double metric(const ordered_json& s, const std::string& name) {
     return sim::headline_value(s, name).value_or(kNaN);
   const ordered_json* cur = &s;
   for (const auto& seg : split(name, '.')) {
-    if (!cur->is_object() || !cur->contains(seg))
-      throw InputError("arguments", 0, "target", fmt::format("the summary has no metric '{}'", name));
+    if (!cur->is_object() || !cur->contains(seg)) {
+      // The numbers this level has, so the user can pick the one meant.
+      std::vector<std::string> known = cur == &s ? std_metrics : std::vector<std::string>{};
+      if (cur->is_object())
+        for (const auto& [key, value] : cur->items())
+          if (value.is_number() || value.is_object()) known.push_back(key);
+      throw InputError(
+          "arguments", 0, "target",
+          fmt::format("the summary has no metric '{}' (known: {})", name, fmt::join(known, ", ")));
+    }
     cur = &(*cur)[seg];
   }
   return cur->is_number() ? cur->get<double>() : kNaN;
@@ -351,6 +363,12 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   PlanResult result;
   result.targets = req.targets;
   for (const auto& g : groups) result.vary.push_back(g.name);
+  // 0 is "the default"; a negative count is a mistake, never the default.
+  if (req.max_count < 0)
+    throw InputError("arguments", 0, "max_count",
+                     fmt::format("{} is negative (0 or none: the default)", req.max_count));
+  if (req.curve_points < 0 || req.curve_points > 10'000)
+    throw InputError("arguments", 0, "curve_points", fmt::format("{} is not in 0..10000", req.curve_points));
   const int lo = req.min_count;
   const int hi = req.max_count > 0 ? req.max_count : std::max(16, 4 * base_total);
   // A snapshot already has nodes: adding none may be the answer.
@@ -378,6 +396,7 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   const double expected = static_cast<double>(result.seeds.size()) *
                           (req.search == "scan" ? hi - lo + 1 : log_steps + std::max(0, req.curve_points));
   FleetTrials trials(base_scenario, base, groups, req.targets, result.seeds, should_continue, expected);
+  if (hi > 0) result.never_placeable = trials.set_aside_never_placeable(apportion(groups, hi));
   auto evaluate = [&](int total) { return trials.evaluate(apportion(groups, total)); };
   std::optional<int> answer;
   if (req.search == "scan") {
@@ -453,11 +472,22 @@ ordered_json to_json(const PlanResult& r) {
   }
   j["curve"] = curve;
   if (!r.node_prices.empty()) add_prices(r, j);
+  j["never_placeable"] = r.never_placeable;
   return j;
 }
 
+std::string never_placeable_text(const PlanResult& r) {
+  if (r.never_placeable.empty()) return {};
+  std::string out = fmt::format(
+      "  set aside: {} {} no count of {} can place (they fit no node of the largest fleet, even empty); "
+      "the targets are judged on the other pods:\n",
+      r.never_placeable.size(), r.never_placeable.size() == 1 ? "pod" : "pods", fmt::join(r.vary, ", "));
+  for (const auto& pod : r.never_placeable) out += "    " + pod + "\n";
+  return out;
+}
+
 std::string to_text(const PlanResult& r) {
-  if (!r.node_prices.empty()) return priced_text(r);
+  if (!r.node_prices.empty()) return priced_text(r) + never_placeable_text(r);
   std::string out;
   std::vector<std::string> targets;
   for (const auto& t : r.targets) targets.push_back(t.text());
@@ -482,6 +512,7 @@ std::string to_text(const PlanResult& r) {
     out += "\n";
   }
   if (r.interrupted) out += "  interrupted\n";
+  out += never_placeable_text(r);
   if (r.count) {
     std::vector<std::string> mix;
     for (const auto& [k, v] : r.counts) mix.push_back(fmt::format("{} x {}", v, k));

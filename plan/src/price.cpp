@@ -101,4 +101,30 @@ double node_price(const sim::FleetGroup& group, const std::vector<Price>& prices
   return static_cast<double>(group.node.cards) * card_price(group.node.model, name, prices);
 }
 
+std::vector<std::string> ambiguous_price_keys(const std::vector<const sim::FleetGroup*>& groups,
+                                              const std::vector<Price>& prices) {
+  std::vector<std::string> out;
+  for (const auto& p : prices) {
+    std::string template_name, model;
+    for (const sim::FleetGroup* g : groups) {
+      if (!g->node.name.empty() && lower(p.key) == lower(g->node.name)) template_name = g->node.name;
+      std::vector<std::string> models;
+      if (g->prototype) {
+        for (const auto& d : g->prototype->devices) models.push_back(d.type);
+        models.push_back(g->prototype->model);
+      } else {
+        models.push_back(g->node.model);
+      }
+      for (const auto& m : models)
+        if (model.empty() && !m.empty() && model_match(p.key, m) > 0) model = m;
+    }
+    if (!template_name.empty() && !model.empty())
+      out.push_back(fmt::format(
+          "--price {}={}: '{}' names the fleet template '{}' and the card model '{}': took the template "
+          "(a node of '{}' costs {:.2f}/h as a whole); to price each card, write --price '{}={}'",
+          p.key, p.per_hour, p.key, template_name, model, template_name, p.per_hour, model, p.per_hour));
+  }
+  return out;
+}
+
 }  // namespace gpuslice::plan

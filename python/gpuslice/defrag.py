@@ -56,6 +56,8 @@ def defrag(
     add: str | os.PathLike[str] | None = None,
     search: str = "auto",
     out: str | os.PathLike[str] | None = None,
+    quotas: str | os.PathLike[str] | None = None,
+    device_config: str | os.PathLike[str] | None = None,
 ) -> pd.DataFrame:
     """The plan with the fewest moves, as `gpuslice defrag`: one row per move, in order.
 
@@ -67,6 +69,8 @@ def defrag(
     namespaces, matching the `movable` label selector and within their
     PodDisruptionBudgets. `add`: the node `plan --add` counts when no plan exists.
     `out`: also write moves.csv, summary.json and report.html there.
+    `quotas`: ResourceQuotas (`kubectl get resourcequotas -A`) beside the snapshot's own;
+    `device_config`: HAMi's device-config.yaml the snapshot is read with.
 
     Columns: step, pod, from_node, from_cards, to_node, to_cards, gpu_mib (cards as
     "0;1"), as moves.csv. `.attrs["summary"]` holds summary.json: found, moves,
@@ -100,6 +104,11 @@ def defrag(
         config["add"] = os.fspath(add)
     if out is not None:
         config["out"] = os.fspath(out)
+    for name, value in (("quotas", quotas), ("device_config", device_config)):
+        if value is not None:
+            if not isinstance(value, (str, os.PathLike)):
+                raise input_error("arguments", 0, name, f"expected a path, got {type(value).__name__}")
+            config[name] = os.fspath(value)
     summary_text, moves_text = _gpuslice.defrag(dumps(config))
     columns = list(_gpuslice.defrag_move_columns())
     moves = pd.read_csv(io.StringIO(moves_text), dtype={"pod": str, "from_node": str, "from_cards": str,

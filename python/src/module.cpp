@@ -16,8 +16,8 @@
 #include <limits>
 #include <memory>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/place.hpp"
@@ -643,7 +643,7 @@ PYBIND11_MODULE(_gpuslice, m) {
       "defrag",
       [](const std::string& config) {
         // {"snapshot", "for_pods", "for_queue", "free_cards", "policy", "gpu_policy", "max_moves",
-        //  "movable", "protect", "add", "search", "search_budget", "out"}
+        //  "movable", "protect", "add", "search", "search_budget", "out", "quotas", "device_config"}
         const json c = python::parse_config(config);
         defrag::RequestWords w;
         std::optional<std::string> out;
@@ -660,6 +660,8 @@ PYBIND11_MODULE(_gpuslice, m) {
           w.add = python::opt<std::string>(c, "add");
           w.search = c.value("search", w.search);
           w.search_budget = c.value("search_budget", w.search_budget);
+          w.quotas = c.value("quotas", "");
+          w.device_config = c.value("device_config", "");
           out = python::opt<std::string>(c, "out");
         } catch (const json::exception& e) {
           throw core::InputError("arguments", 0, "", std::string("bad defrag arguments: ") + e.what());

@@ -64,6 +64,19 @@ def test_free_cards_and_selectors(data):
     assert gpuslice.defrag(data / "one-move.yaml", protect="ml").empty
 
 
+def test_namespace_quota_strict_at_the_limit(data):
+    # ml's pods hold 140000 MiB and ml/finetune asks 70000: a 200000 MiB quota refuses it whatever
+    # moves are made; at exactly 210000 the one-move plan stands (a move keeps the namespace's total).
+    refused = gpuslice.defrag(data / "one-move.yaml", quotas=data / "quota-ml-200000.yaml")
+    assert refused.empty and refused.attrs["summary"]["found"] is False
+    exact = gpuslice.defrag(data / "one-move.yaml", quotas=data / "quota-ml-210000.yaml")
+    assert list(exact["pod"]) == ["ml/small-1"]
+    with pytest.raises(gpuslice.InputError):
+        gpuslice.defrag(data / "one-move.yaml", quotas=data / "none.yaml")
+    with pytest.raises(gpuslice.InputError):
+        gpuslice.defrag(data / "one-move.yaml", device_config=7)
+
+
 def test_same_answer_as_the_cli_and_files(data, run_cli, tmp_path):
     df = gpuslice.defrag(data / "three-moves.yaml", out=tmp_path / "py")
     proc = run_cli("defrag", "--snapshot", data / "three-moves.yaml", "--out", tmp_path / "cli", "--json")

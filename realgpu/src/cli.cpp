@@ -3,6 +3,8 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
+#include "gpuslice/cli/progress.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/realgpu/isolation_check.hpp"
 #include "gpuslice/realgpu/labs.hpp"
@@ -21,7 +23,7 @@ DriverChoice driver_choice(const std::string& name) {
 
 void register_check(CLI::App& realgpu) {
   struct Args {
-    bool json = false;
+    bool json = false, quiet = false;
     std::string driver = "auto";
     double seconds = 10;
     uint64_t slice_mib = 8000;
@@ -36,15 +38,22 @@ void register_check(CLI::App& realgpu) {
          "--seconds", a->seconds,
          "window of each compute exercise (default 10; the first ~0.3 s of a slice run before NVML's "
          "first samples price a launch, so windows under ~5 s read a few points high)")
-      ->check(CLI::Range(1.0, 600.0));
+      ->check(cli::number(1.0, 600.0));
+  cmd->add_flag("--quiet", a->quiet, "no progress line (it is shown only when stderr is a terminal)");
   cmd->add_option("--slice-mib", a->slice_mib, "memory of each test slice (default 8000, as in the seed lab)")
-      ->check(CLI::Range(1024, 1 << 20));
+      ->check(cli::whole_number(1024, 1 << 20));
   cmd->callback([a] {
     CheckOptions o;
     o.driver = driver_choice(a->driver);
     o.compute_seconds = a->seconds;
     o.slice_mib = a->slice_mib;
+    cli::Progress progress("check", a->quiet);
+    if (progress.shown())
+      o.progress = [&progress](size_t done, size_t total, const std::string& next) {
+        progress.step(done, total, next);
+      };
     const CheckReport report = run_isolation_check(o);
+    progress.finish();
     if (a->json)
       std::cout << report.to_json().dump(2) << "\n";
     else

@@ -106,14 +106,20 @@ class Checker {
     report.device = card["view"];
     card_total_ = card["view"]["device_total_bytes"].get<uint64_t>();
     card_uuid_ = card["view"].value("uuid", "");
-    co_residency(report);
-    view(report);
-    cap_and_neighbour(report);
-    proc_address(report);
-    compute(report, 30, "force");
-    compute(report, 60, "force");
-    bursting(report);
-    shared_default(report);
+    const std::vector<std::pair<const char*, std::function<void()>>> exercises = {
+        {"co-residency", [&] { co_residency(report); }},
+        {"view", [&] { view(report); }},
+        {"memory cap", [&] { cap_and_neighbour(report); }},
+        {"/proc", [&] { proc_address(report); }},
+        {"compute 30%", [&] { compute(report, 30, "force"); }},
+        {"compute 60%", [&] { compute(report, 60, "force"); }},
+        {"bursting", [&] { bursting(report); }},
+        {"shared default", [&] { shared_default(report); }}};
+    for (size_t i = 0; i < exercises.size(); ++i) {
+      if (o_.progress) o_.progress(i, exercises.size(), exercises[i].first);
+      exercises[i].second();
+    }
+    if (o_.progress) o_.progress(exercises.size(), exercises.size(), "");
     return report;
   }
 

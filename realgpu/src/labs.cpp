@@ -109,14 +109,18 @@ LabsReport run_labs(const LabsOptions& options) {
   if (!options.compare_libvgpu.empty() && access(options.compare_libvgpu.c_str(), R_OK) != 0)
     throw core::InputError(options.compare_libvgpu, 0, "--compare-libvgpu", "no readable file there");
   labs::Bench bench(options);
+  const size_t total = options.lab == "all" ? all.size() : 1;
+  size_t done = 0;
   for (const auto& [name, lab] : all) {
     if (options.lab != "all" && options.lab != name) continue;
+    if (options.progress) options.progress(done++, total, "lab " + name);
     try {
       lab(bench);
     } catch (const std::exception& e) {  // the lab could not start: one row says why
       bench.lab_failed(name, e.what());
     }
   }
+  if (options.progress) options.progress(total, total, "");
   return bench.take_report();
 }
 

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
+#include "gpuslice/cli/progress.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/realgpu/labs.hpp"
 
@@ -27,7 +29,7 @@ void register_labs_command(CLI::App& realgpu) {
   struct Args {
     LabsOptions o;
     std::string out, driver = "auto", framework = "auto", overhead = "auto";
-    bool json = false;
+    bool json = false, quiet = false;
   };
   auto a = std::make_shared<Args>();
   auto* cmd = realgpu.add_subcommand(
@@ -37,12 +39,13 @@ void register_labs_command(CLI::App& realgpu) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   cmd->add_option("--out", a->out, "also write DIR/labs.json and DIR/labs.md");
   cmd->add_flag("--json", a->json, "print the JSON report (one record per row) instead of the tables");
+  cmd->add_flag("--quiet", a->quiet, "no progress line (it is shown only when stderr is a terminal)");
   cmd->add_option("--driver", a->driver,
                   "auto (real when libcuda.so.1 answers, else the fake), fake or real");
   cmd->add_option("--seconds", a->o.seconds,
                   "each compute exercise, sampled once a second, the first 2 s left out (default 10 on the "
                   "fake driver, 12 on a GPU)")
-      ->check(CLI::Range(4.0, 600.0));
+      ->check(cli::number(4.0, 600.0));
   cmd->add_option("--framework", a->framework,
                   "auto (PyTorch when `python -c \"import torch\"` works on a GPU), torch or probe");
   cmd->add_option("--python", a->o.python, "the Python that has PyTorch (default python3)");
@@ -50,9 +53,9 @@ void register_labs_command(CLI::App& realgpu) {
   cmd->add_option("--compare-libvgpu", a->o.compare_libvgpu,
                   "HAMi-core's libvgpu.so: time it beside ours in the overhead rows");
   cmd->add_option("--launches", a->o.launches, "launches per timing run (default 1000000)")
-      ->check(CLI::Range(1, 100000000));
+      ->check(cli::whole_number(1, 100000000));
   cmd->add_option("--allocs", a->o.allocs, "256 MiB allocations per process and timing run (default 200)")
-      ->check(CLI::Range(1, 1000000));
+      ->check(cli::whole_number(1, 1000000));
   cmd->callback([a] {
     a->o.driver = choice<DriverChoice>(
         a->driver, "--driver",
@@ -63,7 +66,14 @@ void register_labs_command(CLI::App& realgpu) {
     a->o.overhead = choice<OverheadRows>(
         a->overhead, "--overhead",
         {{"auto", OverheadRows::Auto}, {"on", OverheadRows::On}, {"off", OverheadRows::Off}});
+    cli::Progress progress("labs", a->quiet);
+    if (progress.shown())
+      a->o.progress = [&progress](size_t done, size_t total, const std::string& next) {
+        progress.step(done, total, next);
+      };
     const LabsReport report = run_labs(a->o);
+    a->o.progress = {};
+    progress.finish();
     if (a->json)
       std::cout << report.to_json().dump(2) << "\n";
     else

@@ -6,13 +6,16 @@
 #include <iostream>
 #include <memory>
 
-#include "gpuslice/core/codec/device_config.hpp"
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/decision_state.hpp"
+#include "gpuslice/serve/dialect_check.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
 #include "gpuslice/serve/metrics.hpp"
 #include "gpuslice/serve/server.hpp"
+#include "template_nodes.hpp"
 
 namespace gpuslice::serve {
 
@@ -27,6 +30,7 @@ struct ServeFlags {
   std::string policy = "hami";
   std::string tls_cert, tls_key;
   std::string device_config;
+  std::string template_registration;
   double reservation_ttl_s = 60;
   size_t max_body_bytes = 64u << 20;
   size_t full_report_nodes = StateOptions{}.full_report_nodes;
@@ -57,8 +61,12 @@ void run(const ServeFlags& f) {
   o.webhook.scheduler_name = f.scheduler_name;
   if (!f.device_config.empty())
     o.webhook.defaults =
-        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config).requests;
+        core::codec::parse_device_config(core::codec::read_text_file(f.device_config), f.device_config)
+            .requests;
   so.defaults = o.webhook.defaults;
+  if (!f.template_registration.empty())
+    so.template_registrations = parse_template_registrations(
+        core::codec::read_text_file(f.template_registration), f.template_registration);
 
   // Where the cluster lives: a snapshot served from memory (filter reserves,
   // bind commits, no API calls), or the API server (list + watch in;
@@ -67,8 +75,11 @@ void run(const ServeFlags& f) {
   std::unique_ptr<ClusterWriter> writer;
   std::string source;
   size_t nodes = 0, pods = 0;
+  // What serve cannot serve is said now, never answered silently wrong.
+  std::vector<std::string> unserved = check_servable(f.policy, nullptr, "");
   if (!f.snapshot.empty()) {
     auto snapshot = std::make_unique<SnapshotFeed>(f.snapshot, f.quotas);
+    unserved = check_servable(f.policy, &snapshot->gpu_nodes(), f.snapshot);
     nodes = snapshot->node_count();
     pods = snapshot->pod_count();
     feed = std::move(snapshot);
@@ -85,6 +96,7 @@ void run(const ServeFlags& f) {
     so.release_lock_after_bind = false;  // HAMi's device plugin releases it after allocating
     source = connection.server;
   }
+  for (const auto& line : unserved) std::cerr << "gpuslice serve: " << line << "\n";
   DecisionState state(so, *writer);
   Metrics metrics;
   Server server(state, metrics, o);
@@ -127,15 +139,22 @@ void register_cli(CLI::App& app) {
   cmd->add_option("--listen", flags->listen, "filter/bind listener host:port")->capture_default_str();
   cmd->add_option("--metrics-listen", flags->metrics_listen, "/metrics listener host:port")
       ->capture_default_str();
-  cmd->add_option("--policy", flags->policy, "hami (follows the pod's annotations), fgd, bestfit, ...")
+  cmd->add_option(
+         "--policy", flags->policy,
+         "hami (follows the pod's annotations), fgd, bestfit, ...; Koordinator's and KAI's are refused "
+         "(docs/serve.md)")
       ->capture_default_str();
   cmd->add_option("--device-config", flags->device_config,
                   "HAMi's device-config.yaml (resource names, request defaults, migProfileAllowlist), "
                   "validated as HAMi does; default: the Helm chart's");
+  cmd->add_option("--template-registration", flags->template_registration,
+                  "JSON file: the card registration (hami.io/node-nvidia-register) of Cluster Autoscaler "
+                  "template nodes that carry none, by node group labels (a group scaled from zero)");
   cmd->add_option("--tls-cert", flags->tls_cert, "serve HTTPS with this certificate (PEM)");
   cmd->add_option("--tls-key", flags->tls_key, "private key for --tls-cert (PEM)");
   cmd->add_option("--reservation-ttl", flags->reservation_ttl_s,
                   "seconds a filter's reservation waits for its bind")
+      ->check(cli::number(0, 86400, true))
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", flags->max_body_bytes, "larger requests get 413")
       ->capture_default_str();

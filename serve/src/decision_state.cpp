@@ -8,13 +8,17 @@
 #include <iostream>
 
 #include "api_objects.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "filter_steps.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "gpuslice/core/errors.hpp"
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/serve/dialect_check.hpp"
 #include "refusal_memo.hpp"
 #include "rfc3339.hpp"
+#include "template_nodes.hpp"
 
 namespace gpuslice::serve {
 
@@ -115,6 +119,8 @@ const char* outcome_name(FilterOutcome outcome) {
       return "pass-through";
     case FilterOutcome::Error:
       return "error";
+    case FilterOutcome::DryRun:
+      return "dry-run";
   }
   return "error";
 }
@@ -131,6 +137,10 @@ DecisionState::DecisionState(StateOptions options, ClusterWriter& writer)
   }
   // HAMi's quota check is its own fit's; another scheduler's knows none.
   if (policy_->dialect() == core::Dialect::Hami && !policy_->device_fit()) scheduler_.set_quotas(&quotas_);
+  templates_ = std::make_unique<TemplateNodes>(
+      options_.policy, TemplateNodes::Limits{options_.dry_run_idle, options_.dry_run_max_nodes},
+      options_.template_registrations);
+  templates_->set_quotas(scheduler_.quotas());
 }
 
 DecisionState::~DecisionState() = default;
@@ -183,6 +193,28 @@ void DecisionState::expire() {
   }
 }
 
+namespace {
+
+// A node whose cards another dialect registers (KAI's labels) is named on
+// stderr each time it is read: serve reads HAMi's registrations only, and
+// never answers "node unregistered" without a word.
+void note_unserved(core::codec::NodeDocument doc) {
+  const std::string name = doc.node.name;
+  std::vector<core::codec::NodeDocument> one;
+  one.push_back(std::move(doc));
+  std::vector<std::string> ignored;
+  try {
+    core::dialects::register_nodes(one, {}, "node " + name, ignored);
+  } catch (const core::InputError&) {
+    return;
+  }
+  if (one.front().node.devices.empty()) return;
+  if (std::string note = unserved_node_note(name, one.front().node.cards_from); !note.empty())
+    std::cerr << "gpuslice serve: " << note << "\n";
+}
+
+}  // namespace
+
 // One node's registration as the core reads it; nullopt (and a line on
 // stderr) when it cannot be read: one bad registration must not hide the
 // others. A node whose registration did not change keeps its reading.
@@ -195,8 +227,10 @@ DecisionState::NodeRecord DecisionState::read_node(const core::codec::NodeObject
     return r;
   }
   try {
-    r.parsed =
-        core::codec::node_document(object, ApiContext("node " + text_of(object.header.meta.name))).node;
+    core::codec::NodeDocument doc =
+        core::codec::node_document(object, ApiContext("node " + text_of(object.header.meta.name)));
+    r.parsed = doc.node;
+    if (!doc.registered) note_unserved(std::move(doc));
   } catch (const core::InputError& e) {
     std::cerr << "gpuslice serve: node skipped: " << e.what() << "\n";
   }
@@ -442,28 +476,6 @@ bool DecisionState::ready() const {
 // refusal seen before from the memo or decide afresh, and reserve what was
 // placed; then, outside the lock, write HAMi's annotations and events.
 
-// The pod as sent: who it is (namespace defaulted), what it asks, its key.
-struct DecisionState::FilterPod {
-  PodRef ref;
-  core::PodRequest request;
-  std::string key;  // in held_
-};
-
-// The named nodes: each registered node once, in the order named, and the
-// names with no registration (views into the request's names).
-struct DecisionState::Candidates {
-  std::vector<size_t> ids;
-  std::set<std::string_view> unregistered;
-  size_t asked() const { return ids.size() + unregistered.size(); }
-};
-
-// What a filter decided under the lock, for the API calls made after it.
-struct DecisionState::Choice {
-  core::Decision decision;
-  std::string node_name, allocation, mig_allocations;  // placed: what is written on the pod
-  uint64_t generation = 0;                             // placed: the reservation made
-};
-
 // The pod as sent, through the one reader (whatever "kind" it says or omits,
 // it is the pod). Throws what the reader throws.
 DecisionState::FilterPod DecisionState::read_filter_pod(const ExtenderArgs& args) const {
@@ -569,7 +581,20 @@ void DecisionState::write_refusal(const Candidates& named, core::Decision& decis
                                   ExtenderFilterResult& result) {
   const uint32_t unregistered_reason =
       named.unregistered.empty() ? 0 : result.failed.add_reason("node unregistered");
-  for (const auto name : named.unregistered) result.failed.add(name, unregistered_reason);
+  std::optional<uint32_t> template_reason;
+  for (const auto name : named.unregistered) {
+    // Cluster Autoscaler's simulated node named without its object: nothing
+    // to read its cards from (CA sends the objects with nodeCacheCapable: false).
+    if (name.starts_with("template-node-for-")) {
+      if (!template_reason)
+        template_reason = result.failed.add_reason(
+            "node unregistered: a simulated node named without its Node object cannot be fitted (configure "
+            "Cluster Autoscaler's extender with nodeCacheCapable: false so that it sends the objects)");
+      result.failed.add(name, *template_reason);
+    } else {
+      result.failed.add(name, unregistered_reason);
+    }
+  }
   std::unordered_map<uint64_t, std::pair<const core::Refusal*, uint32_t>> formatted;
   // By name, as the answer is written: the encoder then need not sort.
   const std::vector<uint32_t> by_name =
@@ -663,13 +688,16 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
     result.error = e.what();
     return result;
   }
-  // HAMi's answer for a pod that asks for no device: every node passes.
+  const bool dry_run = holds_unknown_node(args);
+  // HAMi's answer for a pod that asks for no device: every node passes (a
+  // dry run writes no event).
   if (!pod.request.wants_devices()) {
-    outcome = FilterOutcome::PassThrough;
+    outcome = dry_run ? FilterOutcome::DryRun : FilterOutcome::PassThrough;
     result.nodes = args.node_names;
-    record_filter_event(pod.ref, "Warning", "FilteringFailed", "does not request any resource");
+    if (!dry_run) record_filter_event(pod.ref, "Warning", "FilteringFailed", "does not request any resource");
     return result;
   }
+  if (dry_run) return dry_run_filter(pod, args, outcome);
   Choice choice;
   {
     std::lock_guard lock(mutex_);

@@ -5,6 +5,7 @@
 #include "api_objects.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/errors.hpp"
 
 namespace gpuslice::serve {
@@ -32,17 +33,36 @@ void read_cluster_objects(const std::string& text, const std::string& source,
 }
 
 SnapshotFeed::SnapshotFeed(const std::string& path, const std::string& quotas_path) : path_(path) {
+  // Who registers each node's cards, as every dialect reads them: serve
+  // says what it cannot read before it starts (dialect_check.hpp).
+  std::vector<core::codec::NodeDocument> registrations;
+  core::dialects::NodeObjects objects;
   core::codec::read_kube_objects(
       core::codec::KubeText::from_file(path),
       [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
-        if (auto* n = std::get_if<core::codec::NodeObject>(&object))
+        if (auto* n = std::get_if<core::codec::NodeObject>(&object)) {
+          try {
+            registrations.push_back(core::codec::node_document(*n, context));
+          } catch (const core::InputError&) {
+            // The decision state reads it again and says why it is skipped.
+          }
           nodes_.push_back(std::move(*n));
-        else if (auto* p = std::get_if<core::codec::PodObject>(&object))
+        } else if (auto* p = std::get_if<core::codec::PodObject>(&object)) {
           pods_.push_back(std::move(*p));
-        else if (auto* q = std::get_if<core::codec::ResourceQuotaObject>(&object))
+        } else if (auto* q = std::get_if<core::codec::ResourceQuotaObject>(&object)) {
           quotas_.push_back(core::codec::namespace_quota(*q, context));
+        } else {
+          objects.take(object, context);
+        }
       });
   if (nodes_.empty()) throw core::InputError(path, 0, "kind", "no Node objects found");
+  std::vector<std::string> ignored;  // serve reads no Device: what is wrong in one is not its to say
+  try {
+    core::dialects::register_nodes(registrations, objects, path, ignored);
+  } catch (const core::InputError&) {
+  }
+  for (const auto& n : registrations)
+    if (!n.node.devices.empty()) ++gpu_nodes_[n.node.cards_from];
   if (!quotas_path.empty())
     for (auto& q : core::codec::read_resource_quota_file(quotas_path)) quotas_.push_back(std::move(q));
   node_count_ = nodes_.size();

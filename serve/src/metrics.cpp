@@ -64,9 +64,15 @@ std::string Metrics::render(DecisionState& state) const {
         "# HELP gpuslice_filter_decisions_total Filter answers by outcome.\n"
         "# TYPE gpuslice_filter_decisions_total counter\n";
     for (auto o : {FilterOutcome::Placed, FilterOutcome::Unschedulable, FilterOutcome::PassThrough,
-                   FilterOutcome::Error})
+                   FilterOutcome::Error, FilterOutcome::DryRun})
       out += fmt::format("gpuslice_filter_decisions_total{{reason=\"{}\"}} {}\n", outcome_name(o),
                          decisions_[static_cast<size_t>(o)]);
+    out += fmt::format(
+        "# HELP gpuslice_dry_run_filters_total Cluster Autoscaler's dry-run filters (a Nodes request naming "
+        "a "
+        "node serve does not know), answered without reserving or writing anything.\n"
+        "# TYPE gpuslice_dry_run_filters_total counter\ngpuslice_dry_run_filters_total {}\n",
+        decisions_[static_cast<size_t>(FilterOutcome::DryRun)]);
   }
   out += fmt::format(
       "# HELP gpuslice_reservations Filter decisions not yet bound.\n# TYPE gpuslice_reservations gauge\n"

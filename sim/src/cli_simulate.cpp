@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "gpuslice/cli/grammar.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -17,24 +18,26 @@
 #include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
 #include "gpuslice/sim/snapshot.hpp"
+#include "gpuslice/sim/study.hpp"
 
 namespace gpuslice::sim {
 
 namespace {
 struct SimulateArgs {
-  std::string scenario, out, policy, openb_nodes, openb_pods, queue, pods, quotas;
+  std::string scenario, out, policy, openb_nodes, openb_pods, queue, pods, quotas, seeds;
   std::string preemption = "hami-aware";
   std::vector<std::string> add_nodes;
   SnapshotFlags snapshot;
   uint64_t seed = 0;
   bool seed_given = false;
   bool no_card_use = false;
+  bool quiet = false;
   double tune = 1.3;
 };
 
-// A progress bar on a terminal only: logs and CI stay clean.
-std::function<bool(double)> progress_bar() {
-  if (!isatty(STDERR_FILENO)) return {};
+// A progress bar on a terminal only, without --quiet: logs and CI stay clean.
+std::function<bool(double)> progress_bar(bool quiet) {
+  if (quiet || !isatty(STDERR_FILENO)) return {};
   auto last = std::make_shared<int>(-1);
   return [last](double f) {
     const int pct = static_cast<int>(f * 100);
@@ -93,6 +96,80 @@ std::vector<Preemption> preemption_list(const std::string& text) {
   }
 }
 
+// The seeds to run: --seeds (a list or ranges, docs/cli.md), else --seed,
+// else the default.
+std::vector<uint64_t> seed_list(const SimulateArgs& a, uint64_t default_seed) {
+  if (!a.seeds.empty()) {
+    if (a.seed_given)
+      throw core::InputError("command line", 0, "--seeds", "give --seed or --seeds, not both");
+    return parse_seed_list(a.seeds, "--seeds");
+  }
+  return {a.seed_given ? a.seed : default_seed};
+}
+
+// The run's input: a snapshot, a scenario or an openb replay (whose
+// resampling takes openb_seed), with --quotas added.
+Scenario load_input(const SimulateArgs& a, uint64_t openb_seed) {
+  Scenario scenario;
+  if (!a.snapshot.snapshot.empty()) {
+    if (!a.openb_nodes.empty() || !a.openb_pods.empty())
+      throw core::InputError("command line", 0, "--openb-nodes",
+                             "give a snapshot or an openb replay, not both");
+    if (!a.scenario.empty() && !a.pods.empty())
+      throw core::InputError("command line", 0, "--pods", "give SCENARIO.yaml or --pods, not both");
+    scenario = snapshot_scenario(snapshot_spec(a));
+  } else if (!a.pods.empty() || !a.add_nodes.empty() || a.snapshot.snapshot_only_given()) {
+    throw core::InputError(
+        "command line", 0, "--snapshot",
+        "--pods, --add-nodes, --cordon, --assume-duration and --device-config go with --snapshot");
+  } else if (!a.scenario.empty()) {
+    if (!a.openb_nodes.empty() || !a.openb_pods.empty())
+      throw core::InputError("command line", 0, "--openb-nodes",
+                             "give a scenario or an openb replay, not both");
+    scenario = load_scenario(a.scenario);
+  } else {
+    if (a.openb_nodes.empty() || a.openb_pods.empty())
+      throw core::InputError("command line", 0, "scenario",
+                             "give SCENARIO.yaml, or --openb-nodes and --openb-pods");
+    OpenbOptions o;
+    o.tune = a.tune;
+    o.seed = openb_seed;
+    scenario = openb_scenario(a.openb_nodes, a.openb_pods, o);
+    scenario.policy = "hami-binpack";
+  }
+  if (!a.quotas.empty()) {
+    std::vector<std::string> warnings;
+    for (auto& q : core::codec::read_resource_quota_file(a.quotas, &warnings)) scenario.quotas.push_back(q);
+    for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
+  }
+  return scenario;
+}
+
+// The snapshot's pending pods whose request could not be read: a row each
+// in pods.csv (refused, reason InvalidRequest, where and why in shortfall)
+// and a warning on stderr. They are not in the run's counts: no pod with
+// that request ever arrived at the scheduler's fit.
+void add_malformed(RunResult& result, const Scenario& scenario) {
+  if (!scenario.snapshot) return;
+  for (const auto& m : scenario.snapshot->malformed) {
+    PodRecord r;
+    r.name = m.name;
+    r.kind = "queue";
+    r.status = "refused";
+    r.reason = "InvalidRequest";
+    r.origin = "queue";
+    r.shortfall = m.message();
+    result.pods.push_back(std::move(r));
+  }
+}
+
+void warn_malformed(const Scenario& scenario) {
+  if (!scenario.snapshot) return;
+  for (const auto& m : scenario.snapshot->malformed)
+    std::cerr << "warning: " << m.message() << " (pod '" << m.name
+              << "' left Pending, the rest runs; --strict refuses the dump)\n";
+}
+
 void write_run(const RunResult& result, const std::string& out, bool card_use,
                const std::string& description) {
   try {
@@ -120,8 +197,11 @@ void register_cli(CLI::App& app) {
          "output folder (summary.json, timeline.csv, pods.csv, events.jsonl, card_use.csv, report.html)")
       ->required();
   cmd->add_option("--seed", a->seed, "random seed (default: the scenario's, else 42)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--policy", a->policy,
+      ->check(cli::unsigned_number());
+  cmd->add_option("--seeds", a->seeds,
+                  "seeds, e.g. 42-51 or 1,2,7 (docs/cli.md); several: one run each in OUT/seed<N>, then "
+                  "OUT/compare.html");
+  cmd->add_option("--policy,--policies", a->policy,
                   "hami-binpack | hami-spread | random | dotprod | gpupacking | gpuclustering | bestfit | "
                   "fgd | koordinator | "
                   "koordinator-most | koordinator-fixed | koordinator-most-fixed | kai-binpack | kai-spread; "
@@ -149,52 +229,27 @@ void register_cli(CLI::App& app) {
                   "namespace); a snapshot's own are read too");
   cmd->add_flag("--no-card-use", a->no_card_use,
                 "do not keep the per-card use log (card_use.csv); saves memory on huge runs");
+  cmd->add_flag("--quiet", a->quiet, "no progress bar (it is shown only when stderr is a terminal)");
   cmd->callback([a, cmd] {
     a->seed_given = cmd->count("--seed") > 0;
     if (std::string problem = tune_problem(a->tune); !problem.empty())
       throw core::InputError("command line", 0, "--tune", problem);
+    const bool openb_replay = a->snapshot.snapshot.empty() && a->scenario.empty();
+    if (cmd->count("--tune") > 0 && !openb_replay)
+      std::cerr << "warning: --tune does nothing in this run: it resamples an --openb-nodes/--openb-pods "
+                   "replay (a scenario's own trace takes openb_pods.tune)\n";
     // Before a long run, not after it: the output folder must be writable.
     try {
       prepare_output_folder(a->out);
     } catch (const OutputError& e) {
       throw core::InputError("command line", 0, "--out", e.what());
     }
-    Scenario scenario;
-    if (!a->snapshot.snapshot.empty()) {
-      if (!a->openb_nodes.empty() || !a->openb_pods.empty())
-        throw core::InputError("command line", 0, "--openb-nodes",
-                               "give a snapshot or an openb replay, not both");
-      if (!a->scenario.empty() && !a->pods.empty())
-        throw core::InputError("command line", 0, "--pods", "give SCENARIO.yaml or --pods, not both");
-      scenario = snapshot_scenario(snapshot_spec(*a));
-    } else if (!a->pods.empty() || !a->add_nodes.empty() || a->snapshot.snapshot_only_given()) {
-      throw core::InputError("command line", 0, "--snapshot",
-                             "--pods, --add-nodes, --cordon, --assume-duration and --device-config go with --snapshot");
-    } else if (!a->scenario.empty()) {
-      if (!a->openb_nodes.empty() || !a->openb_pods.empty())
-        throw core::InputError("command line", 0, "--openb-nodes",
-                               "give a scenario or an openb replay, not both");
-      scenario = load_scenario(a->scenario);
-    } else {
-      if (a->openb_nodes.empty() || a->openb_pods.empty())
-        throw core::InputError("command line", 0, "scenario",
-                               "give SCENARIO.yaml, or --openb-nodes and --openb-pods");
-      OpenbOptions o;
-      o.tune = a->tune;
-      o.seed = a->seed_given ? a->seed : 42;
-      scenario = openb_scenario(a->openb_nodes, a->openb_pods, o);
-      scenario.policy = "hami-binpack";
-    }
-    if (!a->quotas.empty()) {
-      std::vector<std::string> warnings;
-      for (auto& q : core::codec::read_resource_quota_file(a->quotas, &warnings))
-        scenario.quotas.push_back(q);
-      for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
-    }
+    Scenario scenario = load_input(*a, seed_list(*a, 42).front());
+    warn_malformed(scenario);
     RunOptions options;
     const std::vector<std::string> policies = policy_list(a->policy.empty() ? scenario.policy : a->policy);
     options.gpu_policy = scenario.gpu_policy;
-    options.seed = a->seed_given ? a->seed : scenario.seed;
+    const std::vector<uint64_t> seeds = seed_list(*a, scenario.seed);
     options.queue = scenario.queue;
     if (!a->queue.empty()) {
       auto q = parse_queue(a->queue);
@@ -202,32 +257,39 @@ void register_cli(CLI::App& app) {
       options.queue = *q;
     }
     options.card_use = !a->no_card_use;
-    options.progress = progress_bar();
+    options.progress = progress_bar(a->quiet);
     const std::vector<Preemption> modes = preemption_list(a->preemption);
     // Several policies (or preemption modes): the same input once each, in
     // its own folder (OUT/<policy>, OUT/<mode>, or OUT/<policy>-<mode> for
     // both), then the comparison beside them.
-    const bool several = policies.size() > 1 || modes.size() > 1;
+    const bool several = policies.size() > 1 || modes.size() > 1 || seeds.size() > 1;
     std::vector<ComparedRun> compared;
     for (const auto& policy : policies)
-      for (const Preemption mode : modes) {
-        options.policy = policy;
-        options.preemption = mode;
-        RunResult result = simulate(scenario, options);
-        if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
-        std::string label = policy;
-        if (modes.size() > 1)
-          label = policies.size() > 1 ? fmt::format("{}-{}", policy, preemption_name(mode))
-                                      : std::string(preemption_name(mode));
-        const std::string out = several ? (std::filesystem::path(a->out) / label).string() : a->out;
-        write_run(result, out, options.card_use, scenario.description);
-        if (!several) return;
-        std::cout << "\n";
-        // The comparison reads the summary, timeline and pods only.
-        result.card_use = {};
-        result.events = {};
-        compared.push_back({label, out, std::move(result)});
-      }
+      for (const Preemption mode : modes)
+        for (const uint64_t seed : seeds) {
+          options.policy = policy;
+          options.preemption = mode;
+          options.seed = seed;
+          // An openb replay resamples its trace per seed, as `study` does.
+          const bool reseed = openb_replay && seeds.size() > 1;
+          RunResult result = simulate(reseed ? load_input(*a, seed) : scenario, options);
+          if (options.progress) std::cerr << "\r" << std::string(40, ' ') << "\r";
+          // The label names what varies: policy, mode, seed (joined by '-').
+          std::string label;
+          auto part = [&label](const std::string& p) { label += (label.empty() ? "" : "-") + p; };
+          if (policies.size() > 1 || (modes.size() == 1 && seeds.size() == 1)) part(policy);
+          if (modes.size() > 1) part(std::string(preemption_name(mode)));
+          if (seeds.size() > 1) part(fmt::format("seed{}", seed));
+          add_malformed(result, scenario);
+          const std::string out = several ? (std::filesystem::path(a->out) / label).string() : a->out;
+          write_run(result, out, options.card_use, scenario.description);
+          if (!several) return;
+          std::cout << "\n";
+          // The comparison reads the summary, timeline and pods only.
+          result.card_use = {};
+          result.events = {};
+          compared.push_back({label, out, std::move(result)});
+        }
     write_and_print_comparison(compared, a->out, std::cout);
   });
 }

@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
-#include "gpuslice/core/codec/device_config.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/cli.hpp"
 
@@ -16,12 +16,16 @@ void add_snapshot_flags(CLI::App& cmd, SnapshotFlags& flags, const std::string& 
   cmd.add_option("--device-config", flags.device_config,
                  "with --snapshot: HAMi's device-config.yaml (resource names, request defaults, "
                  "migProfileAllowlist), validated as HAMi does; default: the Helm chart's");
+  cmd.add_flag("--strict", flags.strict,
+               "with --snapshot: a pending pod whose request cannot be read is bad input (exit 2); default: "
+               "it is left Pending with its reason (pods.csv, a warning) and the rest runs, as HAMi does");
 }
 
 SnapshotRunSpec snapshot_spec_of(const SnapshotFlags& flags) {
   SnapshotRunSpec spec;
   spec.snapshot = flags.snapshot;
   spec.cordon = flags.cordon;
+  spec.strict = flags.strict;
   if (!flags.device_config.empty())
     spec.defaults = core::codec::parse_device_config(core::codec::read_text_file(flags.device_config),
                                                      flags.device_config)

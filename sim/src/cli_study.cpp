@@ -9,6 +9,8 @@
 #include <memory>
 #include <numeric>
 
+#include "gpuslice/cli/grammar.hpp"
+#include "gpuslice/cli/progress.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/cli.hpp"
 #include "gpuslice/sim/study.hpp"
@@ -22,6 +24,7 @@ struct StudyArgs {
   std::vector<std::string> pods;
   double tune = 1.3;
   int jobs = 0;
+  bool quiet = false;
 };
 
 std::vector<std::string> split_names(const std::string& s) {
@@ -102,12 +105,14 @@ void register_study_cli(CLI::App& app) {
   auto* cmd = app.add_subcommand("study", "Run the FGD study's grid (traces x policies x seeds) on openb");
   cmd->add_option("--openb-nodes", a->nodes, "openb node list CSV")->required();
   cmd->add_option("--openb-pods", a->pods, "openb pod list CSV(s), one trace each")->required();
-  cmd->add_option("--policies", a->policies,
+  cmd->add_option("--policies,--policy", a->policies,
                   "comma list (default: random,dotprod,gpuclustering,gpupacking,bestfit,fgd); any registered "
                   "policy, e.g. hami-binpack, koordinator, kai-binpack (docs/dialects.md)");
-  cmd->add_option("--seeds", a->seeds, "seeds, e.g. 42-51 or 42,44 (default 42-51)");
+  cmd->add_option("--seeds,--seed", a->seeds, "seeds, e.g. 42-51 or 42,44 (default 42-51)");
   cmd->add_option("--tune", a->tune, "GPU demand as a multiple of capacity (default 1.3)");
-  cmd->add_option("--jobs", a->jobs, "parallel runs (default: one per core)");
+  cmd->add_option("--jobs", a->jobs, "parallel runs (default 0: one per core)")
+      ->check(cli::whole_number(0, 4096));
+  cmd->add_flag("--quiet", a->quiet, "no progress line (it is shown only when stderr is a terminal)");
   cmd->add_option("--out", a->out, "output folder (runs.csv, curves.csv, table.csv, report.html)")
       ->required();
   cmd->add_option(
@@ -124,7 +129,13 @@ void register_study_cli(CLI::App& app) {
       throw core::InputError("command line", 0, "--jobs", fmt::format("'{}' is not in 0..4096", a->jobs));
     o.jobs = static_cast<unsigned>(a->jobs);
     if (!a->published.empty()) load_published(a->published);  // fail early, before the grid
+    cli::Progress progress("study", a->quiet);
+    if (progress.shown())
+      o.progress = [&progress](size_t done, size_t total) {
+        progress.step(done, total, "trace x seed groups");
+      };
     const auto runs = run_study(a->nodes, a->pods, o);
+    progress.finish();
     write_study(runs, *a, o, std::cout);
     std::cout << "  outputs  " << a->out << "/{runs.csv,curves.csv,table.csv,report.html}\n";
   });

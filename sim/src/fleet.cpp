@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 
 namespace gpuslice::sim {
 

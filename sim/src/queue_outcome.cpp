@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/html_page.hpp"
 #include "gpuslice/sim/metrics.hpp"

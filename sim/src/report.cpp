@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/csv_table.hpp"

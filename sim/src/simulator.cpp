@@ -13,8 +13,8 @@
 
 #include "autoscaler.hpp"
 #include "card_use_log.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/place.hpp"

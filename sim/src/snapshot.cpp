@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <limits>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/codec/priority_class.hpp"
 #include "gpuslice/core/codec/resource_quota.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/sim/durations.hpp"
@@ -24,6 +26,7 @@ PodPriority priority_of(const core::codec::PodDocument& doc) {
   PodPriority p;
   p.value = doc.priority;
   p.preempt_never = doc.preempt_never;
+  p.class_name = doc.priority_class;
   return p;
 }
 
@@ -38,7 +41,7 @@ std::string over_capacity(const core::Cluster& cluster, size_t node, const core:
     const auto& d = n.devices[static_cast<size_t>(c.device)];
     const auto& u = use[static_cast<size_t>(c.device)];
     // Koordinator and KAI count no slots: a card of theirs takes any number of pods.
-    const bool counts_slots = n.cards_from == core::Dialect::Hami;
+    const bool counts_slots = core::dialects::unit(n.cards_from).counts_slots();
     if ((counts_slots && u.slots + c.usage.slots > d.slots) ||
         u.memory_mib + c.usage.memory_mib > d.memory_mib || u.cores + c.usage.cores > d.cores)
       return fmt::format("card {} would hold {} slots, {} MiB, {}% cores of {}, {} MiB, {}%", d.uuid,
@@ -62,6 +65,34 @@ void cordon_all_cards(core::Node& n) {
   for (const auto& d : n.devices) n.cordoned_uuids.push_back(d.uuid);
 }
 
+std::string MalformedPod::message() const { return InputError(file, line, field, detail).what(); }
+
+void MalformedPod::raise() const { throw InputError(file, line, field, detail); }
+
+namespace {
+// A pod of the dump; a pending one (bound to no node) whose request cannot
+// be read is left out with its reason, as HAMi leaves it Pending and
+// schedules the rest. A bound one holds capacity: not reading it would
+// miscount its node, so it stays bad input.
+void read_pod(const core::codec::PodObject& pod, const core::codec::ReadContext& context,
+              const core::codec::RequestDefaults& defaults, std::vector<core::codec::PodDocument>& docs,
+              ClusterSnapshot& snap) {
+  try {
+    docs.push_back(core::codec::pod_document(pod, context, defaults));
+  } catch (const InputError& e) {
+    const bool pending =
+        pod.node_name.text.empty() && (pod.phase.text.empty() || pod.phase.text == "Pending");
+    if (!pending) throw;
+    const std::string ns =
+        pod.header.meta.namespace_name.text.empty() ? "default" : pod.header.meta.namespace_name.text;
+    MalformedPod m{ns + "/" + pod.header.meta.name.text, e.file(), e.line(), e.field(), e.detail()};
+    snap.warnings.push_back(fmt::format(
+        "{} (pod '{}' left Pending, the rest runs; --strict refuses the dump)", m.message(), m.name));
+    snap.malformed.push_back(std::move(m));
+  }
+}
+}  // namespace
+
 ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<double> assume_duration,
                               const core::codec::RequestDefaults& defaults) {
   const std::string& source = text.source();
@@ -71,17 +102,23 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   std::vector<core::codec::PodDocument> docs;
   std::vector<core::codec::NodeDocument> nodes;
   std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
+  std::vector<core::codec::PriorityClassDocument> priority_classes;
   core::codec::read_kube_objects(
       text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
         if (auto* node = std::get_if<core::codec::NodeObject>(&object))
           nodes.push_back(core::codec::node_document(*node, context));
         else if (auto* pod = std::get_if<core::codec::PodObject>(&object))
-          docs.push_back(core::codec::pod_document(*pod, context, defaults));
+          read_pod(*pod, context, defaults, docs, snap);
         else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
           devices.push_back(core::codec::device_document(*device, context));
         else if (auto* quota = std::get_if<core::codec::ResourceQuotaObject>(&object))
           snap.quotas.push_back(core::codec::namespace_quota(*quota, context, &snap.warnings));
+        else if (auto* cls = std::get_if<core::codec::PriorityClassObject>(&object))
+          priority_classes.push_back(core::codec::priority_class_document(*cls, context));
       });
+  // Pods of a hand-written dump may name a class instead of carrying
+  // spec.priority, which the API server would have filled in.
+  core::codec::admit_priorities(priority_classes, docs, source, snap.warnings);
   core::codec::complete_dialect_nodes(nodes, devices, source, snap.warnings);
   for (core::codec::NodeDocument& nd : nodes) {
     if (cluster.find(nd.node.name))
@@ -140,7 +177,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         continue;  // no pod is being placed here
       case core::PlacedRole::KaiReservation:
         ++snap.skipped[kSkipKaiReservation];  // its CPU and memory still count on its node
-        cluster.charge(p.node, {}, doc.request.host);
+        if (const auto h = core::holding_of(p, doc.request.host))
+          cluster.charge(h->node, h->allocation, h->host);
         snap.starting.push_back({doc.request, p.node, {}, kForever, priority_of(doc), true});
         continue;
       case core::PlacedRole::BoundOnly:
@@ -158,14 +196,16 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         } else if (p.role == core::PlacedRole::BoundOnly) {
           ++snap.skipped[kSkipNoGpu];  // its CPU and memory still count on its node
         }
-        const core::PodAllocation allocation = p.holds() ? p.allocation : core::PodAllocation{};
-        if (std::string over = over_capacity(cluster, p.node, allocation, doc.request.host); !over.empty()) {
+        const core::Holding held =
+            *core::holding_of(p, doc.request.host);  // bound: it holds at least its host
+        const core::PodAllocation& allocation = held.allocation;
+        if (std::string over = over_capacity(cluster, held.node, allocation, held.host); !over.empty()) {
           snap.warnings.push_back(fmt::format("{}:{}: pod '{}' on node '{}' is not counted: {}", source,
                                               doc.line, name(), cluster.node(p.node).name, over));
           if (p.holds()) ++snap.skipped[kSkipOverCapacity];
           continue;
         }
-        cluster.charge(p.node, allocation, doc.request.host);
+        cluster.charge(held.node, allocation, held.host);
         StartingPod s;
         s.duration = p.holds() ? duration_of(doc) : kForever;
         s.priority = priority_of(doc);

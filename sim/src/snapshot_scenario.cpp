@@ -57,6 +57,7 @@ Scenario snapshot_scenario(const SnapshotRunSpec& spec) {
     s.name = std::filesystem::path(spec.snapshot).stem().string();
   }
   s.snapshot = load_snapshot(spec.snapshot, spec.assume_duration, spec.defaults);
+  if (spec.strict && !s.snapshot->malformed.empty()) s.snapshot->malformed.front().raise();
   // kube-scheduler retries every pending pod on its own: one that does not
   // fit blocks nobody behind it.
   if (!queue_given) s.queue = QueueDiscipline::SkipAhead;

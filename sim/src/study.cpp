@@ -94,7 +94,7 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
   const size_t per_group = options.policies.size();
   const size_t groups = pod_csvs.size() * options.seeds.size();
   std::vector<StudyRun> runs(groups * per_group);
-  std::atomic<size_t> next{0};
+  std::atomic<size_t> next{0}, finished{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
   auto worker = [&] {
@@ -107,6 +107,7 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
         o.seed = seed;
         const Workload w = study_workload(traces[t], fleet, o, pod_csvs[t]);
         const core::Cluster ordered = study_node_order(fleet, seed);
+
         for (size_t p = 0; p < per_group; ++p) {
           RunOptions ro;
           ro.policy = options.policies[p];
@@ -132,6 +133,7 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
           out.frag_130 = out.frag[130].value_or(0);
           out.wall_s = s["wall_seconds"].get<double>();
         }
+        if (options.progress) options.progress(++finished, groups);
       } catch (...) {
         std::lock_guard lock(failure_mutex);
         if (!failure) failure = std::current_exception();

@@ -26,6 +26,15 @@ expect budget-forbids-plan 0 '2\. ml/small-2: a100-a card 1 -> a100-b card 0, 15
   "$BIN" defrag --snapshot "$D/budget-forbids.yaml"
 checks=$((checks + 1))
 "$BIN" defrag --snapshot "$D/budget-forbids.yaml" | grep -q 'serving/llm-0:' && { echo "FAIL budget-forbids moved llm-0"; fail=$((fail + 1)); }
+# HAMi v2.10's namespace quota (strict): at 200000 MiB ml/finetune is refused whatever moves are
+# made; at exactly 210000 the one-move plan stands, so a move must not count its pod twice.
+expect quota-refuses 1 'ml/finetune: namespace ml.s ResourceQuota limits.nvidia.com/gpumem: the pod counts at least 70000 MiB, 60000 of 200000 are left \(10000 over\)' -- \
+  "$BIN" defrag --snapshot "$D/one-move.yaml" --quotas "$D/quota-ml-200000.yaml"
+expect quota-exact 0 'ml/small-1: a100-a card 0 -> a100-b card 1, 20000 MiB' -- \
+  "$BIN" defrag --snapshot "$D/one-move.yaml" --quotas "$D/quota-ml-210000.yaml"
+expect quota-missing 2 'quota-none.yaml' -- "$BIN" defrag --snapshot "$D/one-move.yaml" --quotas "$D/quota-none.yaml"
+expect device-config-missing 2 'device-config-none.yaml' -- \
+  "$BIN" defrag --snapshot "$D/one-move.yaml" --device-config "$D/device-config-none.yaml"
 expect protect 1 'no plan: no sequence of moves places the targets' -- \
   "$BIN" defrag --snapshot "$D/one-move.yaml" --protect ml
 expect movable-selector 0 'ml/small-2: a100-a card 1 -> a100-b card 1, 20000 MiB' -- \

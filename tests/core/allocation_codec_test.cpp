@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
 
 using namespace gpuslice::core;

@@ -4,10 +4,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/scheduler.hpp"
 

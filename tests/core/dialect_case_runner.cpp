@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpuslice/core/codec/kai.hpp"
-#include "gpuslice/core/codec/koordinator.hpp"
+#include "gpuslice/core/dialects/kai/codec.hpp"
+#include "gpuslice/core/dialects/koordinator/codec.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/place.hpp"
 

@@ -5,9 +5,9 @@
 #include <functional>
 #include <string>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"

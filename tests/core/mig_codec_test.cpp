@@ -2,9 +2,9 @@
 // and hami.io/vgpu-mig-allocations. Cases name the HAMi test they reproduce.
 #include <catch2/catch.hpp>
 
-#include "gpuslice/core/codec/device_config.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/device_config.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/mig.hpp"
 

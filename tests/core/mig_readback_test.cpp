@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "gpuslice/core/codec/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/place.hpp"
 
 using namespace gpuslice::core;

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <random>
 
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "policy_fixtures.hpp"
 
 using namespace gpuslice::core;

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 
 using namespace gpuslice::core;

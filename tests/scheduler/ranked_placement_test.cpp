@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "gpuslice/core/policies/hami.hpp"
+#include "gpuslice/core/dialects/hami/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 
 using namespace gpuslice::core;

@@ -8,8 +8,8 @@
 #include <catch2/catch.hpp>
 
 #include "case_runner.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/place.hpp"
 #include "serve_fixture.hpp"

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "api_double.hpp"
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/quota.hpp"
 #include "gpuslice/serve/decision_state.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/serve/decision_state.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
 

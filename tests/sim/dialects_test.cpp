@@ -9,8 +9,8 @@
 #include <map>
 #include <sstream>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/policies/kai.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/kai/policy.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/core/translate.hpp"

@@ -366,3 +366,61 @@ TEST_CASE("snapshot run: a namespace's ResourceQuota refuses, waits and releases
   CHECK(by_name.at("free/d-9000")->start == Approx(0));
   CHECK(r.summary["refusals_by_reason"]["ResourceQuotaNotFit"] == 1);
 }
+
+// Kubernetes' Priority admission plugin on a hand-written dump: the named
+// class's value (a dump's or a built-in system class), else the
+// globalDefault class's; spec.priority, when written, is kept as is.
+TEST_CASE("snapshot: pods naming PriorityClasses get their values, as admission gives them",
+          "[sim][snapshot][preemption]") {
+  auto pod = [](const std::string& name, const std::string& spec_extra) {
+    return "- apiVersion: v1\n  kind: Pod\n  metadata: {name: " + name +
+           ", namespace: default, creationTimestamp: \"2026-01-01T00:00:00Z\"}\n  spec:\n" + spec_extra +
+           "    containers:\n    - name: c\n      resources: {limits: {nvidia.com/gpu: 1, nvidia.com/gpumem: "
+           "1000}}\n";
+  };
+  const std::string classes = R"(- apiVersion: scheduling.k8s.io/v1
+  kind: PriorityClass
+  metadata: {name: serving}
+  value: 1000
+- apiVersion: scheduling.k8s.io/v1
+  kind: PriorityClass
+  metadata: {name: batch}
+  value: 10
+  globalDefault: true
+  preemptionPolicy: Never
+)";
+  const std::string pods = pod("named", "    priorityClassName: serving\n") + pod("unnamed", "") +
+                           pod("written", "    priorityClassName: serving\n    priority: 5\n") +
+                           pod("system", "    priorityClassName: system-node-critical\n") +
+                           pod("unknown", "    priorityClassName: gold\n");
+  // The classes after the pods, as `kubectl get pods,priorityclasses` lists them.
+  const ClusterSnapshot s = parse_snapshot(cluster(pods + classes), "prio.yaml");
+  std::map<std::string, PodPriority> by_name;
+  for (const auto& q : s.queue) by_name[q.request.name] = q.priority;
+  REQUIRE(by_name.size() == 5);
+  CHECK(by_name["named"] == PodPriority{1000, false, "serving"});
+  CHECK(by_name["unnamed"] == PodPriority{10, true, "batch"});  // the default class, its policy too
+  CHECK(by_name["written"] == PodPriority{5, false, "serving"});
+  CHECK(by_name["system"] == PodPriority{2000001000, false, "system-node-critical"});
+  CHECK(by_name["unknown"] == PodPriority{0, false, "gold"});
+  bool warned = false;
+  for (const auto& w : s.warnings)
+    warned = warned || w.find("'gold' is in no PriorityClass") != std::string::npos;
+  CHECK(warned);
+
+  const std::string two_defaults = classes + R"(- apiVersion: scheduling.k8s.io/v1
+  kind: PriorityClass
+  metadata: {name: other}
+  value: 3
+  globalDefault: true
+)";
+  CHECK_THROWS_WITH(parse_snapshot(cluster(pods + two_defaults), "prio.yaml"),
+                    Catch::Contains("globalDefault") && Catch::Contains("'batch' and 'other'"));
+  const std::string bad_value = R"(- apiVersion: scheduling.k8s.io/v1
+  kind: PriorityClass
+  metadata: {name: huge}
+  value: 3000000000
+)";
+  CHECK_THROWS_WITH(parse_snapshot(cluster(pods + bad_value), "prio.yaml"),
+                    Catch::Contains("value") && Catch::Contains("not a 32-bit integer"));
+}

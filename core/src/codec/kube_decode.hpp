@@ -43,7 +43,7 @@ inline Scalar::Kind kind_of(Shape s) {
 }
 
 // The kinds the reader decodes, told by kind and API group.
-enum class DecodedKind { Pod, Node, Device, PodDisruptionBudget, ResourceQuota, Other };
+enum class DecodedKind { Pod, Node, Device, PodDisruptionBudget, ResourceQuota, PriorityClass, Other };
 
 inline DecodedKind decoded_kind(std::string_view kind, std::string_view api_version) {
   const std::string_view group = api_version.substr(0, api_version.find('/'));
@@ -52,6 +52,8 @@ inline DecodedKind decoded_kind(std::string_view kind, std::string_view api_vers
   if (kind == "Node" && core_group) return DecodedKind::Node;
   if (kind == "ResourceQuota" && core_group) return DecodedKind::ResourceQuota;
   if (kind == "Device" && group == "scheduling.koordinator.sh") return DecodedKind::Device;
+  if (kind == "PriorityClass" && (group == "scheduling.k8s.io" || api_version.empty()))
+    return DecodedKind::PriorityClass;
   if (kind == "PodDisruptionBudget" && (group == "policy" || api_version.empty()))
     return DecodedKind::PodDisruptionBudget;
   return DecodedKind::Other;
@@ -73,6 +75,8 @@ class ObjectDecoder {
         return device(object, std::move(header));
       case DecodedKind::ResourceQuota:
         return resource_quota(object, std::move(header));
+      case DecodedKind::PriorityClass:
+        return priority_class(object, std::move(header));
       default:
         return disruption_budget(object, std::move(header));
     }
@@ -253,6 +257,8 @@ class ObjectDecoder {
             p.priority = field.scalar();
           else if (k == "preemptionPolicy")
             p.preemption_policy = field.scalar();
+          else if (k == "priorityClassName")
+            p.priority_class_name = field.scalar();
           else if (k == "containers")
             containers(field, p.containers, "containers");
           else if (k == "initContainers")
@@ -435,6 +441,23 @@ class ObjectDecoder {
       }
     });
     return q;
+  }
+
+  // Its fields sit at the top level, beside metadata (no spec).
+  PriorityClassObject priority_class(V& object, ObjectHeader header) {
+    PriorityClassObject c;
+    c.header = std::move(header);
+    object.fields([&](std::string_view key, Position, V& value) {
+      if (key == "metadata")
+        meta(value, c.header.meta);
+      else if (key == "value")
+        c.value = value.scalar();
+      else if (key == "globalDefault")
+        c.global_default = value.scalar();
+      else if (key == "preemptionPolicy")
+        c.preemption_policy = value.scalar();
+    });
+    return c;
   }
 
   const ReadContext& ctx_;

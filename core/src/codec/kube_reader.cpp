@@ -160,6 +160,8 @@ void KubeObjects::add(KubeObject&& object) {
           devices.push_back(std::move(o));
         else if constexpr (std::is_same_v<T, PodDisruptionBudgetObject>)
           disruption_budgets.push_back(std::move(o));
+        else if constexpr (std::is_same_v<T, PriorityClassObject>)
+          priority_classes.push_back(std::move(o));
         else
           resource_quotas.push_back(std::move(o));
       },

@@ -7,13 +7,14 @@
 #include <charconv>
 #include <limits>
 
-#include "gpuslice/core/codec/allocation_annotation.hpp"
-#include "gpuslice/core/codec/kai.hpp"
-#include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
-#include "gpuslice/core/codec/mig_allocations.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
-#include "gpuslice/core/codec/registration.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
+#include "gpuslice/core/dialects/kai/codec.hpp"
+#include "gpuslice/core/dialects/koordinator/codec.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 
@@ -281,21 +282,6 @@ const std::string& object_name(const Doc& doc, const ObjectHeader& header, const
   return doc.scalar(header.meta.name, "metadata.name");
 }
 
-// Koordinator's and KAI's codecs read a pod as plain facts; only a pod that
-// names one of their resources or annotations pays for building them.
-bool names_koordinator_gpu(const PodObject& obj) {
-  for (const auto* list : {&obj.init_containers, &obj.containers})
-    for (const ContainerObject& c : *list)
-      for (const StringMap* m : {&c.requests, &c.limits})
-        for (const Entry& e : m->entries)
-          if (is_koordinator_gpu_resource(e.key)) return true;
-  return false;
-}
-bool names_kai_share(const ObjectMeta& meta) {
-  return std::any_of(meta.annotations.entries.begin(), meta.annotations.entries.end(),
-                     [](const Entry& e) { return is_kai_share_annotation(e.key); });
-}
-
 PodFacts pod_facts(const Doc& doc, const PodObject& obj) {
   PodFacts facts;
   facts.labels = string_map(doc, obj.header.meta.labels, "metadata.labels");
@@ -315,72 +301,30 @@ PodFacts pod_facts(const Doc& doc, const PodObject& obj) {
   return facts;
 }
 
-// A pod in Koordinator's or KAI's terms: their codecs read its facts and the
-// request lands on the container that carries it (docs/dialects.md). HAMi's
-// reading stays for every other pod.
+// A pod in another dialect's terms (Koordinator's resources, a KAI share):
+// that dialect's unit reads its facts and says the request (docs/dialects.md).
+// HAMi's reading stays for every other pod; only a pod that names a
+// dialect's request pays for building its facts.
 void apply_dialect_requests(const Doc& doc, const PodObject& obj, PodRequest& p) {
   const ObjectMeta& meta = obj.header.meta;
   if (const Entry* provider = meta.labels.find(kKoordIsolationProvider))
     p.gpu_isolation_provider = doc.scalar(provider->value, "metadata.labels.", provider->key);
-  const bool koordinator = names_koordinator_gpu(obj);
-  const bool kai = names_kai_share(meta);
-  if (!koordinator && !kai) return;
-  if (koordinator && kai)
-    doc.fail(meta.annotations.at, "metadata.annotations",
-             "the pod asks Koordinator's GPU resources and a KAI share at once");
-  const PodFacts facts = pod_facts(doc, obj);
-  if (koordinator) {
-    std::optional<ContainerRequest> r;
-    try {
-      r = decode_koordinator_request(facts);
-    } catch (const CodecError& e) {
-      doc.fail(obj.spec_at, "spec.containers[].resources", e.what());
-    }
-    if (!r) return;
-    // The pod-level request goes on the first container naming a GPU resource.
-    const auto names_gpu = [](const TextMap& m) {
-      return std::any_of(m.begin(), m.end(), [](const auto& kv) {
-        return is_koordinator_gpu_resource(kv.first) || kv.first == "nvidia.com/gpu";
-      });
-    };
-    const size_t inits = facts.init_containers.size();
-    size_t at = 0;
-    for (size_t i = 0; i < inits + facts.containers.size(); ++i) {
-      const ContainerResources& c = i < inits ? facts.init_containers[i] : facts.containers[i - inits];
-      if (names_gpu(c.requests) || names_gpu(c.limits)) {
-        at = i;
-        break;
-      }
-    }
-    for (auto* list : {&p.init_containers, &p.containers})
-      for (ContainerRequest& c : *list) {
-        c.count = 0;
-        c.memory_mib = 0;
-        c.memory_percent = kMemoryPercentUnset;
-        c.cores = 0;
-      }
-    ContainerRequest& target = at < inits ? p.init_containers[at] : p.containers[at - inits];
-    r->name = target.name;
-    r->priority = target.priority;
-    target = *r;
-    return;
+  const dialects::DialectUnit* asked = nullptr;
+  for (const dialects::DialectUnit* unit : dialects::all()) {
+    if (!unit->names_request(obj)) continue;
+    if (asked)
+      doc.fail(meta.annotations.at, "metadata.annotations",
+               fmt::format("the pod asks {}'s GPU requests and {}'s at once", asked->name(), unit->name()));
+    asked = unit;
   }
-  KaiShare share;
+  if (!asked) return;
   try {
-    share = decode_kai_share(facts);
+    asked->read_request(pod_facts(doc, obj), p);
   } catch (const CodecError& e) {
-    doc.fail(meta.annotations.at, "metadata.annotations", e.what());
+    if (asked->request_at() == dialects::RequestAt::Annotations)
+      doc.fail(meta.annotations.at, "metadata.annotations", e.what());
+    doc.fail(obj.spec_at, "spec.containers[].resources", e.what());
   }
-  ContainerRequest* target = &p.containers.front();
-  if (!share.container.empty())
-    for (auto* list : {&p.init_containers, &p.containers})
-      for (ContainerRequest& c : *list)
-        if (c.name == share.container) target = &c;
-  target->count = share.count;
-  target->memory_mib = share.memory_mib;
-  target->memory_fraction = share.fraction;
-  target->memory_percent = kMemoryPercentUnset;
-  target->cores = 0;
 }
 
 // spec.priority is an int32 (the admission plugin fills it from the
@@ -394,13 +338,17 @@ void read_preemption_fields(const Doc& doc, const PodObject& obj, PodDocument& p
         value < std::numeric_limits<int32_t>::min() || value > std::numeric_limits<int32_t>::max())
       doc.fail(obj.priority.at, "spec.priority", fmt::format("'{}' is not a 32-bit integer", text));
     pd.priority = static_cast<int32_t>(value);
+    pd.priority_given = true;
   }
+  if (obj.priority_class_name.given())
+    pd.priority_class = doc.scalar(obj.priority_class_name, "spec.priorityClassName");
   if (obj.preemption_policy.given()) {
     const std::string& text = doc.scalar(obj.preemption_policy, "spec.preemptionPolicy");
     if (text != "Never" && text != "PreemptLowerPriority")
       doc.fail(obj.preemption_policy.at, "spec.preemptionPolicy",
                fmt::format("unknown policy '{}' (PreemptLowerPriority, Never)", text));
     pd.preempt_never = text == "Never";
+    pd.preemption_policy_given = true;
   }
   if (obj.start_time.given()) pd.started = doc.scalar(obj.start_time, "status.startTime");
 }
@@ -669,59 +617,24 @@ DeviceDocument device_document(const DeviceObject& device, const ReadContext& co
 
 void complete_dialect_nodes(std::vector<NodeDocument>& nodes, const std::vector<DeviceDocument>& devices,
                             const std::string& source, std::vector<std::string>& warnings) {
-  if (!devices.empty()) {
-    std::map<std::string_view, NodeDocument*> by_name;
-    for (NodeDocument& n : nodes) by_name.emplace(n.node.name, &n);
-    for (const DeviceDocument& d : devices) {
-      const auto it = by_name.find(d.cr.name);
-      if (it == by_name.end()) {
-        warnings.push_back(fmt::format("{}:{}: Device '{}' names no Node in the list: not counted", source,
-                                       d.line, d.cr.name));
-        continue;
-      }
-      NodeDocument& node = *it->second;
-      if (node.registered) continue;  // HAMi's registration is read first
-      try {
-        apply_koordinator_device_cr(node.node, node.labels, d.cr, warnings);
-      } catch (const CodecError& e) {
-        throw InputError(source, d.line, "spec.devices", e.what());
-      }
-      node.node.cards_from = Dialect::Koordinator;
-    }
-  }
-  for (NodeDocument& n : nodes) {
-    if (n.registered || n.node.cards_from == Dialect::Koordinator) continue;
-    // KAI reads a node's GPUs from GPU feature discovery's labels; without
-    // its memory label the node keeps no cards.
-    if (!n.labels.contains(kGfdGpuMemory)) {
-      if (n.allocatable_gpus.value_or(0) > 0 || n.labels.contains(kGfdGpuCount))
-        warnings.push_back(
-            fmt::format("{}:{}: node '{}' has GPUs but neither HAMi's registration, a Device nor the {} "
-                        "label: no card counted",
-                        source, n.line, n.node.name, kGfdGpuMemory));
-      continue;
-    }
-    try {
-      if (apply_kai_gpu_labels(n.node, n.labels, n.allocatable_gpus)) n.node.cards_from = Dialect::Kai;
-    } catch (const CodecError& e) {
-      throw InputError(source, n.line, "metadata.labels", e.what());
-    }
-  }
+  dialects::NodeObjects objects;
+  objects.devices = devices;
+  dialects::register_nodes(nodes, objects, source, warnings);
 }
 
 std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source,
                                       std::vector<std::string>* warnings) {
   std::vector<NodeDocument> out;
-  std::vector<DeviceDocument> devices;
+  dialects::NodeObjects objects;
   read_kube_objects(KubeText::from_string(text, source),
                     [&](KubeObject&& object, const ReadContext& context) {
                       if (const auto* node = std::get_if<NodeObject>(&object))
                         out.push_back(node_document(*node, context));
-                      else if (const auto* device = std::get_if<DeviceObject>(&object))
-                        devices.push_back(device_document(*device, context));
+                      else
+                        objects.take(object, context);
                     });
   std::vector<std::string> ignored;
-  complete_dialect_nodes(out, devices, source, warnings ? *warnings : ignored);
+  dialects::register_nodes(out, objects, source, warnings ? *warnings : ignored);
   return out;
 }
 

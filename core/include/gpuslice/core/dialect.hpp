@@ -1,6 +1,8 @@
 // The schedulers whose resource names, fleets and decisions gpuslice
 // models: HAMi (and the FGD study's policies, which read HAMi's requests),
 // Koordinator's DeviceShare and NVIDIA's KAI scheduler (docs/dialects.md).
+// Each is one unit (gpuslice/core/dialects/dialect.hpp); this value names
+// it where the model records who registered a node's cards.
 #pragma once
 
 #include <string_view>
@@ -9,16 +11,7 @@ namespace gpuslice::core {
 
 enum class Dialect { Hami, Koordinator, Kai };
 
-inline std::string_view dialect_name(Dialect d) {
-  switch (d) {
-    case Dialect::Koordinator:
-      return "koordinator";
-    case Dialect::Kai:
-      return "kai";
-    case Dialect::Hami:
-      break;
-  }
-  return "hami";
-}
+// "hami", "koordinator", "kai": the unit's name (core/src/dialects/registry.cpp).
+std::string_view dialect_name(Dialect d);
 
 }  // namespace gpuslice::core

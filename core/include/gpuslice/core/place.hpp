@@ -65,11 +65,6 @@ PlaceOutcome place(const PlaceRequest& request);
 // already placed pod holds as HAMi's pod cache counts it (nullopt: nothing;
 // what is skipped is said in `warnings`).
 Cluster cluster_of_nodes(const TextInput& nodes, std::vector<std::string>* warnings = nullptr);
-struct Holding {
-  size_t node = 0;
-  PodAllocation allocation;
-  HostResources host;
-};
 std::optional<Holding> holding_of(const Cluster& cluster, const codec::PodDocument& pod,
                                   const std::string& source, std::vector<std::string>& warnings);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,17 @@ struct PlacedPod {
     return role == PlacedRole::Hami || role == PlacedRole::Koordinator || role == PlacedRole::Kai;
   }
 };
+
+// What a placed pod holds on its node, as every reader charges it (place's
+// --existing, serve's pod cache, the simulator's snapshots): a pod bound
+// without grants (or KAI's reservation pod) holds its CPU and memory only;
+// one that holds nothing here is nullopt.
+struct Holding {
+  size_t node = 0;
+  PodAllocation allocation;
+  HostResources host;
+};
+std::optional<Holding> holding_of(const PlacedPod& pod, const HostResources& host);
 
 // KAI's GPU groups on each node: node id -> card position -> group name.
 using KaiGroups = std::map<size_t, std::map<int, std::string>>;

@@ -23,6 +23,14 @@ struct DefragRequest {
   // The node `plan --add` adds when no plan is found; default: an empty copy
   // of the snapshot's node that takes the most targets.
   std::optional<std::string> add;
+  // HAMi's device-config.yaml (request defaults, MIG allowlist) the snapshot
+  // is read with; empty: the Helm chart's.
+  std::string device_config;
+  // ResourceQuotas beside the snapshot's own (kubectl get resourcequotas).
+  std::string quotas;
+  // --strict: a pending pod whose request cannot be read is bad input;
+  // default: it is left out with a warning (HAMi leaves it Pending).
+  bool strict = false;
 };
 
 // A request as front ends spell it (the CLI's flags, Python's keywords),
@@ -39,6 +47,9 @@ struct RequestWords {
   std::optional<std::string> add;
   std::string search = "auto";  // auto | exact | heuristic
   uint64_t search_budget = SearchOptions{}.exact_budget;
+  std::string device_config;  // --device-config FILE
+  std::string quotas;         // --quotas FILE
+  bool strict = false;        // --strict
 };
 // Throws core::InputError naming the flag.
 DefragRequest request_of(const RequestWords& words);

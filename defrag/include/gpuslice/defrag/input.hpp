@@ -20,8 +20,10 @@ struct Input {
 };
 
 // Throws core::InputError (file:line: field: what) for bad input.
-Input parse_input(std::string_view text, const std::string& source);
-Input load_input(const std::string& path);
+// `defaults`: HAMi's device config's request defaults and MIG allowlist.
+Input parse_input(std::string_view text, const std::string& source,
+                  const core::codec::RequestDefaults& defaults = {});
+Input load_input(const std::string& path, const core::codec::RequestDefaults& defaults = {});
 
 // The facts of a snapshot's listed pods and budget documents (exposed for
 // tests that build snapshots in memory).

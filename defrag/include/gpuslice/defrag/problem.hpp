@@ -12,6 +12,7 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/request.hpp"
 #include "gpuslice/defrag/disruption_budget.hpp"
 #include "gpuslice/defrag/label_selector.hpp"
@@ -54,6 +55,10 @@ struct Problem {
   std::vector<RunningPod> pods;  // the HAMi pods holding cards, in snapshot order
   std::vector<Target> targets;   // placed in this order after the moves
   std::vector<BudgetState> budgets;
+  // The namespaces' ResourceQuotas (the dump's and --quotas'): HAMi v2.10
+  // refuses a pod its namespace has no room for, so a move or a target
+  // placement is checked against them as the running pods hold them.
+  std::vector<core::NamespaceQuota> quotas;
   std::string policy = "hami";
   core::PolicyArgs policy_args;
   std::unique_ptr<core::Policy> make_policy() const { return core::make_policy(policy, policy_args); }

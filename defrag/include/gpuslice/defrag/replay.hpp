@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuslice/core/quota.hpp"
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/defrag/problem.hpp"
 
@@ -57,6 +58,11 @@ class Replay {
   // Takes back what place_targets placed.
   void remove_targets(const std::vector<Place>& placed);
 
+  // Which of the pod's namespace's quotas refuses it whatever moves are
+  // made (moves keep each namespace's total), and by how much; empty when
+  // none does or no quota is checked.
+  std::string quota_shortfall(const core::PodRequest& pod) const;
+
   // Equal for two move sequences that leave every pod in the same place.
   uint64_t state_hash() const { return hash_; }
   uint64_t placements() const { return placements_; }  // scheduler decisions made so far
@@ -75,6 +81,11 @@ class Replay {
   core::Cluster cluster_;
   std::unique_ptr<core::Policy> policy_;
   core::Scheduler scheduler_;
+  // The namespaces' quotas as the pods in place hold them; armed (the
+  // scheduler checks them) only when some namespace has a limit and the
+  // policy fits as HAMi does (a dialect's own fit knows no quota).
+  core::QuotaBook quotas_;
+  bool quotas_armed_ = false;
   std::vector<Place> places_;
   std::vector<std::vector<uint32_t>> on_node_;
   std::vector<int32_t> budget_used_;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,9 @@ struct SearchOptions {
   // nodes on a larger fleet.
   uint64_t exact_budget = 0;
   uint64_t heuristic_budget = 50000;
+  // The share of the exact search's budget spent (0..1), now and then: the
+  // CLI's progress line. Empty: none.
+  std::function<void(double)> progress;
 };
 
 struct SearchResult {

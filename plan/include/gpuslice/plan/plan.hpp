@@ -120,6 +120,13 @@ struct PlanResult {
   bool interrupted = false;
   std::map<std::string, double> node_prices;  // priced: a node of each varied template, per hour
   std::optional<double> cost;                 // priced: the answer's, per hour
+  // What the user should know about how the request was read (an
+  // ambiguous --price key, ...): printed on stderr by the CLI.
+  std::vector<std::string> warnings;
+  // Pods no count of the varied templates places (they fit no node of the
+  // largest fleet tried, even empty): "ns/pod (reason: shortfall)". The
+  // targets are judged on the other pods.
+  std::vector<std::string> never_placeable;
 };
 
 // Priced plans: the fleets cheaper than the answer that were tried and miss

@@ -27,4 +27,10 @@ Price parse_price(std::string_view text);
 // InputError when no price covers the group, or two cover it alike.
 double node_price(const sim::FleetGroup& group, const std::vector<Price>& prices);
 
+// One warning per key that names a group's template and also its (or
+// another group's) card model: node_price takes the template, pricing its
+// node as a whole; the warning says so and how to price the cards instead.
+std::vector<std::string> ambiguous_price_keys(const std::vector<const sim::FleetGroup*>& groups,
+                                              const std::vector<Price>& prices);
+
 }  // namespace gpuslice::plan

@@ -2,6 +2,7 @@
 // the probe under the shim on whatever driver is here (real or fake).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -16,6 +17,9 @@ struct CheckOptions {
   double compute_seconds = 10;  // each compute exercise's window
   uint64_t slice_mib = 8000;    // the seed lab's slices: 8000 MiB
   uint64_t chunk_mib = 512;
+  // Before each exercise: exercises done, in all, and the next one's name
+  // (the CLI's progress line). Empty: none.
+  std::function<void(size_t done, size_t total, const std::string& next)> progress;
 };
 
 struct Exercise {

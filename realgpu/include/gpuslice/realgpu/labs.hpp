@@ -14,6 +14,7 @@
 // view, which differs per card and driver (see lab_rules.hpp).
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -37,6 +38,9 @@ struct LabsOptions {
   std::string compare_libvgpu;                 // HAMi-core's libvgpu.so, timed beside ours
   uint64_t launches = 1000000;                 // per launch-timing run
   uint64_t allocs = 200;                       // 256 MiB allocations per process and run
+  // Before each lab: labs done, in all, and the next one's name (the CLI's
+  // progress line). Empty: none.
+  std::function<void(size_t done, size_t total, const std::string& next)> progress;
 };
 
 enum class RowStatus { Pass, Fail, Skip, Info };

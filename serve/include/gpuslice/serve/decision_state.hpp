@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,16 @@ namespace gpuslice::serve {
 
 using Clock = std::function<std::chrono::system_clock::time_point()>;
 
+// A node group's card registration for Cluster Autoscaler's template nodes
+// that carry none (a group scaled from zero: the provider builds the
+// template from the group's capacity and labels only). A template with no
+// registration annotation whose labels include all of `labels` is read as
+// if it had `registration` (docs/serve.md#cluster-autoscaler-the-dry-run-filter).
+struct TemplateRegistration {
+  std::map<std::string, std::string> labels;
+  std::string registration;  // hami.io/node-nvidia-register's value
+};
+
 struct StateOptions {
   std::string policy = "hami";  // hami follows the pod's annotations; else the core's registry
   std::chrono::milliseconds reservation_ttl{std::chrono::seconds(60)};
@@ -51,10 +62,18 @@ struct StateOptions {
   // (refusal_memo.hpp). Off: every refusal is built afresh (the tests'
   // reference).
   bool reuse_refusals = true;
+  // Cluster Autoscaler's simulated nodes (template_nodes.hpp): a template
+  // family nobody asked about this long is forgotten, and at most this many
+  // simulated nodes are kept.
+  std::chrono::milliseconds dry_run_idle{std::chrono::seconds(2)};
+  size_t dry_run_max_nodes = 4096;
+  std::vector<TemplateRegistration> template_registrations;  // --template-registration
 };
 
-// What a filter decided, for metrics.
-enum class FilterOutcome { Placed, Unschedulable, PassThrough, Error };
+// What a filter decided, for metrics. DryRun: Cluster Autoscaler's
+// simulation (a `Nodes` request naming a node serve does not know),
+// answered without reserving or writing anything.
+enum class FilterOutcome { Placed, Unschedulable, PassThrough, Error, DryRun };
 const char* outcome_name(FilterOutcome outcome);
 
 // One card's use, for /metrics.
@@ -66,6 +85,7 @@ struct CardUse {
 };
 
 class RefusalMemo;
+class TemplateNodes;
 
 class DecisionState final : public ClusterSink, public DecodedSink {
  public:
@@ -174,6 +194,10 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   bool write_placement(const FilterPod& pod, const Choice& choice, ExtenderFilterResult& result);
   void record_filter_event(const PodRef& ref, const std::string& type, const std::string& reason,
                            const std::string& message);
+  // Cluster Autoscaler's dry run (decision_dry_run.cpp): known nodes as a
+  // filter decides among them, the others from their objects; nothing held.
+  bool holds_unknown_node(const ExtenderArgs& args) const;
+  ExtenderFilterResult dry_run_filter(const FilterPod& pod, const ExtenderArgs& args, FilterOutcome& outcome);
 
   StateOptions options_;
   ClusterWriter& writer_;
@@ -201,7 +225,8 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   // Reservations by expiry, soonest first: (expiry, generation, key). An
   // entry whose reservation was bound, replaced or dropped is skipped.
   std::set<std::tuple<std::chrono::system_clock::time_point, uint64_t, std::string>> expiries_;
-  std::unique_ptr<RefusalMemo> refusals_;  // the last refusal's answer
+  std::unique_ptr<RefusalMemo> refusals_;     // the last refusal's answer
+  std::unique_ptr<TemplateNodes> templates_;  // CA's simulated nodes: never part of cluster_
   // The namespaces' quotas and what every held pod counts against them
   // (charged and released with the cluster); the ResourceQuota objects by
   // namespace/name, for HAMi's update and delete (the old limits go).

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuslice/serve/cluster_io.hpp"
+#include "gpuslice/serve/dialect_check.hpp"
 
 namespace gpuslice::serve {
 
@@ -22,6 +23,8 @@ class SnapshotFeed final : public ClusterFeed {
   void stop() override {}
   size_t node_count() const { return node_count_; }
   size_t pod_count() const { return pod_count_; }
+  // GPU nodes by the dialect that registers their cards (HAMi, Koordinator's Devices, KAI's labels).
+  const NodesByDialect& gpu_nodes() const { return gpu_nodes_; }
 
  private:
   std::string path_;
@@ -29,6 +32,7 @@ class SnapshotFeed final : public ClusterFeed {
   std::vector<core::codec::PodObject> pods_;
   std::vector<core::NamespaceQuota> quotas_;
   size_t node_count_ = 0, pod_count_ = 0;
+  NodesByDialect gpu_nodes_;
 };
 
 // Objects of kind Node and Pod in a kubectl dump (a v1 List, several

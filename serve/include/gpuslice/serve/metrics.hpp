@@ -35,7 +35,7 @@ class Metrics {
   };
   mutable std::mutex mutex_;
   Histogram filter_ok_, filter_error_, bind_ok_, bind_error_, preempt_ok_, preempt_error_;
-  std::array<uint64_t, 4> decisions_{};  // by FilterOutcome
+  std::array<uint64_t, 5> decisions_{};  // by FilterOutcome
 };
 
 }  // namespace gpuslice::serve

@@ -97,6 +97,9 @@ struct SnapshotRunSpec {
   std::optional<double> assume_duration;  // seconds
   // HAMi's device config (--device-config): how the pods' requests read.
   core::codec::RequestDefaults defaults;
+  // --strict: a malformed pending pod is bad input (exit 2), as a malformed
+  // running one always is.
+  bool strict = false;
 };
 
 // The fleet group of an added node file (one Node manifest, copied `count`

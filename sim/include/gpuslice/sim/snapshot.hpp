@@ -51,6 +51,18 @@ struct ListedPod {
   core::codec::PodMeta meta;
 };
 
+// A pending pod whose request cannot be read (a malformed gpumem, ...):
+// HAMi leaves that one pod Pending and schedules the rest, so the run goes
+// on without it. Where and why, as the InputError it raised said it.
+struct MalformedPod {
+  std::string name;  // namespace/name
+  std::string file;
+  int line = 0;
+  std::string field, detail;
+  std::string message() const;      // file:line: field: detail
+  [[noreturn]] void raise() const;  // --strict: the InputError, as before
+};
+
 struct ClusterSnapshot {
   std::string source;
   std::vector<core::Node> nodes;
@@ -62,6 +74,7 @@ struct ClusterSnapshot {
   std::vector<ListedPod> listed;          // every pod, in file order
   // ResourceQuotas in the dump (HAMi v2.10's managed keys), in file order.
   std::vector<core::NamespaceQuota> quotas;
+  std::vector<MalformedPod> malformed;  // pending pods left out, in file order
 };
 
 // The reasons pods are left out, as summary.json and the table name them.

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -17,6 +18,9 @@ struct StudyOptions {
   std::vector<uint64_t> seeds = {42, 43, 44, 45, 46, 47, 48, 49, 50, 51};
   double tune = 1.3;
   unsigned jobs = 0;  // 0: one per core
+  // Called after each (trace, seed) group with groups done and in all, from
+  // the worker threads (the CLI's progress line).
+  std::function<void(size_t done, size_t total)> progress;
 };
 
 struct StudyRun {

@@ -103,6 +103,7 @@ struct PodObject {
   Scalar node_name, scheduler_name;  // spec.nodeName, spec.schedulerName
   // spec.priority, spec.preemptionPolicy, status.startTime: what preemption reads.
   Scalar priority, preemption_policy, start_time;
+  Scalar priority_class_name;  // spec.priorityClassName
   std::vector<ContainerObject> init_containers, containers;
   Scalar phase;  // status.phase
   // status.conditions[]: the Ready condition decides whether the disruption
@@ -168,9 +169,16 @@ struct ResourceQuotaObject {
   StringMap hard;                                 // spec.hard
 };
 
+// A PriorityClass (scheduling.k8s.io/v1): what the Priority admission
+// plugin gives a pod naming it (or every pod, when globalDefault).
+struct PriorityClassObject {
+  ObjectHeader header;
+  Scalar value, global_default, preemption_policy;
+};
+
 // One object as the reader hands it over.
-using KubeObject =
-    std::variant<PodObject, NodeObject, DeviceObject, PodDisruptionBudgetObject, ResourceQuotaObject>;
+using KubeObject = std::variant<PodObject, NodeObject, DeviceObject, PodDisruptionBudgetObject,
+                                ResourceQuotaObject, PriorityClassObject>;
 const ObjectHeader& header_of(const KubeObject& object);
 
 // Every object of one read, by kind, each in the order read.
@@ -180,6 +188,7 @@ struct KubeObjects {
   std::vector<DeviceObject> devices;
   std::vector<PodDisruptionBudgetObject> disruption_budgets;
   std::vector<ResourceQuotaObject> resource_quotas;
+  std::vector<PriorityClassObject> priority_classes;
   void add(KubeObject&& object);
 };
 

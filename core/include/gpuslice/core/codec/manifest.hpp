@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuslice/core/codec/koordinator.hpp"
 #include "gpuslice/core/codec/kube_objects.hpp"
 #include "gpuslice/core/codec/object_facts.hpp"
 #include "gpuslice/core/dialect.hpp"
+#include "gpuslice/core/dialects/koordinator/codec.hpp"
 #include "gpuslice/core/model.hpp"
 #include "gpuslice/core/request.hpp"
 
@@ -65,6 +65,11 @@ struct PodDocument {
   // status.startTime as written (RFC 3339; empty: not started).
   int32_t priority = 0;
   bool preempt_never = false;
+  // Whether spec.priority / spec.preemptionPolicy were written, and
+  // spec.priorityClassName: a hand-written dump may name a class whose
+  // value the API server would have filled in (priority_class.hpp).
+  bool priority_given = false, preemption_policy_given = false;
+  std::string priority_class;
   std::string started;
   // gpuslice.io/expected-duration: how long the pod runs once placed
   // ("45m", "2h30m", "3600" seconds), read by the simulator's snapshots.
