@@ -95,9 +95,13 @@ std::string check_file(const std::string& path) {
       root = &d;
       break;
     }
-  if (root && root->IsMap() && !(*root)["kind"] && (*root)["fleet"]) {
+  // A scenario names a fleet, node groups (Cluster Autoscaler's), or both.
+  if (root && root->IsMap() && !(*root)["kind"] && ((*root)["fleet"] || (*root)["node_groups"])) {
 #ifdef GPUSLICE_WITH_SIM
     const sim::Scenario s = sim::load_scenario(path);
+    if (!s.node_groups.empty())
+      return fmt::format("scenario '{}', {} nodes and {} node groups", s.name, s.fleet.size(),
+                         s.node_groups.size());
     return fmt::format("scenario '{}', {} nodes", s.name, s.fleet.size());
 #else
     throw core::InputError(path, 0, "", "this build has no simulator to read scenarios");

@@ -9,6 +9,12 @@
 //                                    2-card nodes, HAMi binpack (default 100000 nodes,
 //                                    1000000 pods); prints wall time and peak memory
 //   sim_bench scaling                synthetic runs over a grid of nodes x pods
+//   sim_bench autoscale [policy] [runs]
+//                                    scenarios/openb-autoscale.yaml: 30 simulated days of
+//                                    openb's pod shapes at a diurnal rate on two node groups
+//                                    of up to 1,000 nodes each (Cluster Autoscaler); the
+//                                    median wall time of `runs` runs (default 3) and the run's
+//                                    pods, scale-ups, scale-downs, peak nodes and cost
 //   sim_bench study [dir] [jobs]     the study's grid: every openb_pod_list_*.csv in dir
 //                                    (default: the shipped data) x 6 policies x seeds 42-51,
 //                                    on all cores (or jobs); wall time of the grid and the
@@ -157,6 +163,35 @@ void print_synthetic_header() {
              "pods/s", "peak GPU", "p95 wait", "RSS MiB");
 }
 
+int autoscale(const std::string& policy, int runs) {
+  Scenario s = load_scenario(std::string(GPUSLICE_SOURCE_DIR) + "/scenarios/openb-autoscale.yaml");
+  RunOptions o;
+  o.policy = policy;
+  o.queue = s.queue;
+  o.seed = 42;
+  o.card_use = false;
+  o.records = false;
+  std::vector<double> walls;
+  RunResult r;
+  for (int i = 0; i < runs; ++i) {
+    r = simulate(s, o);
+    walls.push_back(r.summary["wall_seconds"].get<double>());
+  }
+  std::sort(walls.begin(), walls.end());
+  const auto& sm = r.summary;
+  fmt::print(
+      "openb-autoscale, {}: {} pods over {}, median wall {:.2f} s of {} runs (min {:.2f}, max {:.2f})\n",
+      policy, sm["pods"].get<size_t>(), sm["simulated_time"].get<std::string>(), walls[walls.size() / 2],
+      runs, walls.front(), walls.back());
+  for (const auto& g : sm["node_groups"])
+    fmt::print("  {:<4} {:>5} scale-ups {:>5} scale-downs peak {:>4} nodes {:>9.1f} node-hours cost {:.2f}\n",
+               g["name"].get<std::string>(), g["scale_ups"].get<size_t>(), g["scale_downs"].get<size_t>(),
+               g["peak_nodes"].get<int>(), g["node_hours"].get<double>(), g["cost"].get<double>());
+  fmt::print("  cost {:.2f}, p95 pending {:.0f} s, peak RSS {:.0f} MiB\n", sm["cost"].get<double>(),
+             sm["pending_seconds"]["p95"].get<double>(), peak_rss_mib());
+  return 0;
+}
+
 void print_synthetic(size_t nodes, size_t pods, const SyntheticFigures& f) {
   fmt::print("{:>8} {:>9} {:>8.2f} {:>8.2f} {:>10.0f} {:>8.1f}% {:>8.0f}s {:>9.0f}\n", nodes, pods, f.build_s,
              f.run_s, static_cast<double>(pods) / f.run_s, f.final_alloc, f.p95_pending, f.rss_mib);
@@ -175,6 +210,8 @@ int main(int argc, char** argv) {
       if (argc > 2) dir = argv[2];
       return study(dir, argc > 3 ? static_cast<unsigned>(std::stoul(argv[3])) : 0u);
     }
+    if (mode == "autoscale")
+      return autoscale(argc > 2 ? argv[2] : "hami-binpack", argc > 3 ? std::stoi(argv[3]) : 3);
     if (mode == "synthetic") {
       const size_t nodes = argc > 2 ? std::stoul(argv[2]) : 100000;
       const size_t pods = argc > 3 ? std::stoul(argv[3]) : 1000000;
@@ -195,7 +232,8 @@ int main(int argc, char** argv) {
     }
     fmt::print(
         stderr,
-        "usage: sim_bench openb [policy...] | synthetic [nodes] [pods] | scaling | study [dir] [jobs]\n");
+        "usage: sim_bench openb [policy...] | synthetic [nodes] [pods] | scaling | study [dir] [jobs] | "
+        "autoscale [policy] [runs]\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "sim_bench: {}\n", e.what());

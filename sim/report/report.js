@@ -30,6 +30,13 @@
   lineChart('chart-pods', [line('running', 'running', palette.running), line('pending', 'pending', palette.pending)],
             timeAxis(), axis('pods', { ticks: { precision: 0 } }));
 
+  // Runs with node groups: each group's size (steps from its summary's changes).
+  if (data.node_groups) {
+    lineChart('chart-nodes', data.node_groups.map((g, i) => steps(g, 'nodes', unit, g.name,
+                                                                  gpuslice.series[i % gpuslice.series.length])),
+              timeAxis(), axis('nodes', { ticks: { precision: 0 } }));
+  }
+
   // Pending times: bins of a round width from 0 (gpuslice chose the width so
   // each bin's start, its label, is exact in the unit of the longest wait).
   const pd = data.pending;

@@ -52,7 +52,9 @@ Workload generate(const GeneratorSpec& spec, uint64_t seed, int64_t typical_mib)
   out.reserve(spec.pods);
   double t = 0;
   for (size_t i = 0; i < spec.pods; ++i) {
-    if (spec.arrival == "poisson")
+    if (spec.arrival == "poisson" && spec.diurnal_amplitude > 0)
+      t = next_diurnal_arrival(t, {spec.rate_per_s, spec.diurnal_amplitude, spec.diurnal_peak}, rng);
+    else if (spec.arrival == "poisson")
       t += gap(rng);
     else if (spec.arrival == "uniform")
       t = static_cast<double>(i) / spec.rate_per_s;
@@ -65,6 +67,7 @@ Workload generate(const GeneratorSpec& spec, uint64_t seed, int64_t typical_mib)
     p.kind = tpl.name;
     p.priority = tpl.priority;
     p.controlled = tpl.controlled;
+    p.pdb_protected = tpl.pdb_protected;
     p.arrival = t;
     if (spec.duration == "exponential")
       p.duration = exp_duration(rng);

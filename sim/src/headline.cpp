@@ -46,6 +46,10 @@ constexpr std::array kMetrics = {
     HeadlineMetric{"preemptions", "pods preempted", Unit::Count, Better::Lower},
     HeadlineMetric{"gpu_hours_lost_to_preemption", "GPU hours lost to preemption", Unit::Hours,
                    Better::Lower},
+    // Added with node groups (Cluster Autoscaler): the groups' node-hours and
+    // what they cost at each group's price_per_hour.
+    HeadlineMetric{"node_hours", "node-hours (node groups)", Unit::NodeHours, Better::Lower},
+    HeadlineMetric{"cost", "cost (node groups)", Unit::Money, Better::Lower},
 };
 
 std::optional<double> number(const nlohmann::ordered_json& j, const char* key) {
@@ -103,6 +107,10 @@ std::string format_headline(const HeadlineMetric& m, double v) {
       return fmt::format("{:.1f} GPUs", v);
     case Unit::Hours:
       return fmt::format("{:.2f} GPU h", v);
+    case Unit::NodeHours:
+      return fmt::format("{:.1f} node h", v);
+    case Unit::Money:
+      return fmt::format("{:.2f}", v);
   }
   return {};
 }

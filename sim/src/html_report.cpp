@@ -39,6 +39,12 @@ const html::ChartSection kCharts[] = {
      "The HAMi reason each pod that was not placed got: refused outright, or still waiting at the end.",
      "300px"},
 };
+// Runs with node groups only.
+const html::ChartSection kNodesChart = {
+    "chart-nodes", "Nodes per node group over time",
+    "Each group's nodes as Cluster Autoscaler sized it: from the scale-up decision (billed from then, Ready "
+    "after the group's scale_up_delay) to the node's removal.",
+    "300px"};
 }  // namespace
 
 std::string render_report_html(const RunResult& run, const ReportLimits& limits) {
@@ -50,15 +56,17 @@ std::string render_report_html(const RunResult& run, const ReportLimits& limits)
   if (!text("scenario").empty()) title += ": " + text("scenario");
   if (!text("policy").empty()) title += " · " + text("policy");
   const Json data = report_data(run, limits);
+  const bool node_groups = data.contains("node_groups");
   std::string html =
       html::page_start(title,
                        "Written by gpuslice from this run's output files (summary.json, timeline.csv, "
                        "pods.csv, card_use.csv); "
                        "<code>gpuslice report DIR</code> writes it again. It needs no network.",
-                       std::size(kCharts));
+                       std::size(kCharts) + (node_groups ? 1 : 0));
   html += "<section id=\"summary\"><h2>Summary</h2>\n" + summary_html(run) + "</section>\n";
   html += queue_section_html(run, data["end_seconds"].get<double>(), limits.queue_rows);
   for (const auto& c : kCharts) html += html::chart_section(c);
+  if (node_groups) html += html::chart_section(kNodesChart);
   return html + html::page_end(data, report_assets::page_script());
 }
 

@@ -104,6 +104,22 @@ void Metrics::fragment_changed(const core::Cluster& cluster, size_t node) {
   node_fragment_[node] = f;
 }
 
+void Metrics::node_present(const core::Cluster& cluster, size_t node, bool present) {
+  const int64_t sign = present ? 1 : -1;
+  for (const auto& d : cluster.node(node).devices) {
+    capacity_milli_ += sign * 1000;
+    capacity_memory_ += sign * d.memory_mib;
+    capacity_cores_ += sign * d.cores;
+    cards_ += sign;
+  }
+  if (present) {
+    fragment_changed(cluster, node);
+  } else {
+    fragment_total_ -= node_fragment_[node];
+    node_fragment_[node] = 0;
+  }
+}
+
 int64_t Metrics::CardUse::milli() const {
   int64_t m = 0;
   if (cores > 0) m = std::max<int64_t>(m, 1000 * static_cast<int64_t>(cores_used) / cores);
@@ -153,7 +169,8 @@ TimelineRow Metrics::row(double time, size_t running, size_t pending, size_t pla
           pct(allocated_memory_, capacity_memory_),
           pct(allocated_cores_, capacity_cores_),
           pct(busy_cards_, cards_),
-          capacity_milli_ == 0 ? 0.0 : 100.0 * fragment_milli() / static_cast<double>(capacity_milli_)};
+          capacity_milli_ == 0 ? 0.0 : 100.0 * fragment_milli() / static_cast<double>(capacity_milli_),
+          0};
 }
 
 void Metrics::observe_peaks() {

@@ -118,6 +118,7 @@ void write_outputs(const RunResult& r, const std::string& dir) {
       nlohmann::ordered_json line{
           {"time", e.time}, {"pod", e.pod}, {"type", e.type}, {"reason", e.reason}, {"message", e.message}};
       if (!e.related.empty()) line["related"] = e.related;  // a Preempted event's preemptor
+      if (!e.node.empty()) line["node"] = e.node;           // a node's event (ScaleDown)
       f << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
     }
   }
@@ -134,6 +135,16 @@ void print_table(const RunResult& r, std::ostream& out) {
                                      : "from a cluster snapshot");
   fmt::print(out, "  fleet              {} nodes, {} GPUs\n", s["nodes"].get<size_t>(),
              s["gpus"].get<size_t>());
+  if (const auto* groups = find(s, "node_groups")) {
+    for (const auto& g : *groups)
+      fmt::print(
+          out,
+          "  node group {:<8} {} scale-ups, {} scale-downs, peak {} nodes, {:.1f} node-hours, cost {:.2f}\n",
+          g.value("name", ""), g.value("scale_ups", size_t{0}), g.value("scale_downs", size_t{0}),
+          g.value("peak_nodes", 0), g.value("node_hours", 0.0), g.value("cost", 0.0));
+    fmt::print(out, "  cost               {:.2f} ({} expander)\n", s.value("cost", 0.0),
+               s.value("expander", std::string()));
+  }
   if (const auto* snap = find(s, "snapshot")) {
     const auto& j = *snap;
     fmt::print(out,

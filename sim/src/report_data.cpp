@@ -226,11 +226,29 @@ Json not_placed(const std::vector<PodRecord>& pods) {
 
 nlohmann::ordered_json report_data(const RunResult& run, const ReportLimits& limits) {
   const double end = end_of(run);
-  return {{"end_seconds", end},
-          {"timeline", sampled_timeline(run.timeline, limits.time_points)},
-          {"pending", pending_histogram(run.pods, end, limits.pending_bins)},
-          {"heatmap", card_heatmap(run, end, limits)},
-          {"not_placed", not_placed(run.pods)}};
+  Json data = {{"end_seconds", end},
+               {"timeline", sampled_timeline(run.timeline, limits.time_points)},
+               {"pending", pending_histogram(run.pods, end, limits.pending_bins)},
+               {"heatmap", card_heatmap(run, end, limits)},
+               {"not_placed", not_placed(run.pods)}};
+  // Node groups: each group's size over time (summary.json keeps its changes),
+  // held to the end of the run.
+  const Json& s = run.summary;
+  if (s.is_object() && s.contains("node_groups") && s["node_groups"].is_array()) {
+    Json groups = Json::array();
+    for (const auto& g : s["node_groups"]) {
+      if (!g.contains("sizes")) continue;
+      Json time = g["sizes"]["time"], nodes = g["sizes"]["nodes"];
+      if (!nodes.empty() && time.back().get<double>() < end) {
+        time.push_back(end);
+        nodes.push_back(nodes.back());
+      }
+      groups.push_back(
+          {{"name", g.value("name", "")}, {"time", std::move(time)}, {"nodes", std::move(nodes)}});
+    }
+    data["node_groups"] = std::move(groups);
+  }
+  return data;
 }
 
 }  // namespace gpuslice::sim

@@ -67,6 +67,16 @@ Group run_group(const Json& s) {
     g.add("Fleet", html::escape(plural(*nodes, "node", "nodes") + ", " + plural(*gpus, "GPU", "GPUs")),
           "nodes, gpus");
   g.metric(s, "simulated_seconds", "Simulated time");
+  if (s.contains("node_groups") && s["node_groups"].is_array()) {
+    for (const auto& ng : s["node_groups"])
+      g.add("Node group " + ng.value("name", std::string()),
+            html::escape(
+                fmt::format("{} scale-ups, {} scale-downs, peak {} nodes, {:.1f} node-hours, cost {:.2f}",
+                            ng.value("scale_ups", size_t{0}), ng.value("scale_downs", size_t{0}),
+                            ng.value("peak_nodes", 0), ng.value("node_hours", 0.0), ng.value("cost", 0.0))),
+            "node_groups");
+    g.add("Cost", html::escape(fmt::format("{:.2f}", s.value("cost", 0.0))), "cost");
+  }
   if (s.value("interrupted", false))
     g.add("Interrupted", "<strong>yes: the figures cover only the part that ran</strong>", "interrupted");
   return g;

@@ -17,6 +17,7 @@
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/fleet.hpp"
+#include "gpuslice/sim/node_groups.hpp"
 #include "scenario_file.hpp"
 
 namespace gpuslice::sim {
@@ -236,7 +237,7 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
   r.only_keys(n,
               {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "resources", "labels",
                "annotations", "weight", "template", "namespace", "priority", "priority_class",
-               "preemption_policy", "controller"},
+               "preemption_policy", "controller", "pdb_protected"},
               field);
   YAML::Emitter out;
   out << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << "Pod" << YAML::Key << "metadata"
@@ -274,6 +275,7 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
   t.weight = r.finite(n, "weight", field + ".weight", 1.0);
   t.priority = read_priority(r, n, field, classes);
   t.controlled = r.value<bool>(n, "controller", field + ".controller", true);
+  t.pdb_protected = r.value<bool>(n, "pdb_protected", field + ".pdb_protected", false);
   if (t.weight < 0) r.fail(r.get(n, "weight"), field + ".weight", "must not be negative");
   try {
     auto pods = core::codec::parse_pods(out.c_str(), r.source);
@@ -292,6 +294,30 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
   return t;
 }
 
+// A node template (`template:` of a fleet entry or a node group), checked.
+NodeTemplate read_node_template(const Reader& r, const YAML::Node& g, const std::string& f) {
+  const YAML::Node t = r.get(g, "template");
+  if (!t) r.fail(g, f + ".template", "is required");
+  r.only_keys(t, {"name", "model", "cards", "card_memory_mib", "slots", "cores", "cpu_milli", "memory_mib"},
+              f + ".template");
+  NodeTemplate node;
+  node.name = r.required<std::string>(t, "name", f + ".template.name");
+  if (std::string problem = core::codec::node_name_problem(node.name); !problem.empty())
+    r.fail(r.get(t, "name"), f + ".template.name", problem);
+  node.model = r.required<std::string>(t, "model", f + ".template.model");
+  node.cards = r.value<int>(t, "cards", f + ".template.cards", 1);
+  node.card_memory_mib = r.required<int64_t>(t, "card_memory_mib", f + ".template.card_memory_mib");
+  node.slots = r.value<int32_t>(t, "slots", f + ".template.slots", 10);
+  node.cores = r.value<int32_t>(t, "cores", f + ".template.cores", 100);
+  node.cpu_milli = r.value<int64_t>(t, "cpu_milli", f + ".template.cpu_milli", 0);
+  node.memory_mib = r.value<int64_t>(t, "memory_mib", f + ".template.memory_mib", 0);
+  if (node.cards < 0 || node.cards > 64) r.fail(t, f + ".template.cards", "must be between 0 and 64");
+  if (node.card_memory_mib <= 0) r.fail(t, f + ".template.card_memory_mib", "must be positive");
+  if (node.slots <= 0) r.fail(t, f + ".template.slots", "must be positive");
+  if (node.cores <= 0) r.fail(t, f + ".template.cores", "must be positive");
+  return node;
+}
+
 void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& base_dir, Scenario& s) {
   if (!fleet) r.fail(fleet, "fleet", "is required");
   if (fleet.IsSequence()) {
@@ -301,31 +327,12 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
       const std::string f = fmt::format("fleet[{}]", i);
       const YAML::Node g = fleet[i];
       r.only_keys(g, {"template", "count"}, f);
-      const YAML::Node t = r.get(g, "template");
-      if (!t) r.fail(g, f + ".template", "is required");
-      r.only_keys(t,
-                  {"name", "model", "cards", "card_memory_mib", "slots", "cores", "cpu_milli", "memory_mib"},
-                  f + ".template");
       FleetGroup fg;
-      fg.node.name = r.required<std::string>(t, "name", f + ".template.name");
-      if (std::string problem = core::codec::node_name_problem(fg.node.name); !problem.empty())
-        r.fail(r.get(t, "name"), f + ".template.name", problem);
-      fg.node.model = r.required<std::string>(t, "model", f + ".template.model");
-      fg.node.cards = r.value<int>(t, "cards", f + ".template.cards", 1);
-      fg.node.card_memory_mib = r.required<int64_t>(t, "card_memory_mib", f + ".template.card_memory_mib");
-      fg.node.slots = r.value<int32_t>(t, "slots", f + ".template.slots", 10);
-      fg.node.cores = r.value<int32_t>(t, "cores", f + ".template.cores", 100);
-      fg.node.cpu_milli = r.value<int64_t>(t, "cpu_milli", f + ".template.cpu_milli", 0);
-      fg.node.memory_mib = r.value<int64_t>(t, "memory_mib", f + ".template.memory_mib", 0);
+      fg.node = read_node_template(r, g, f);
       const int64_t count = r.value<int64_t>(g, "count", f + ".count", 1);
       if (count < 0 || count > 10'000'000)
         r.fail(r.get(g, "count"), f + ".count", "must be between 0 and 10000000");
       fg.count = static_cast<int>(count);
-      if (fg.node.cards < 0 || fg.node.cards > 64)
-        r.fail(t, f + ".template.cards", "must be between 0 and 64");
-      if (fg.node.card_memory_mib <= 0) r.fail(t, f + ".template.card_memory_mib", "must be positive");
-      if (fg.node.slots <= 0) r.fail(t, f + ".template.slots", "must be positive");
-      if (fg.node.cores <= 0) r.fail(t, f + ".template.cores", "must be positive");
       groups.push_back(fg);
       // Bounded memory: the whole fleet is built at once.
       total_units += static_cast<int64_t>(fg.count) * (1 + fg.node.cards);
@@ -350,6 +357,89 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
   }
 }
 
+// A duration: seconds as a number, or Go's form ("3m", "1h30m").
+double read_duration(const Reader& r, const YAML::Node& map, const std::string& key, const std::string& field,
+                     double fallback) {
+  const YAML::Node n = r.get(map, key);
+  if (!n) return fallback;
+  const std::string text = n.IsScalar() ? n.Scalar() : "";
+  std::optional<double> v = parse_duration(text);
+  if (!v || !std::isfinite(*v))
+    r.fail(n, field, fmt::format("'{}' is not a duration (seconds, or 30s, 3m, 1h30m)", text));
+  return *v;
+}
+
+// `node_groups:`, Cluster Autoscaler's groups (docs/simulator.md#node-groups-and-the-autoscaler).
+std::vector<NodeGroupSpec> read_node_groups(const Reader& r, const YAML::Node& list,
+                                            const std::vector<FleetGroup>& fleet) {
+  if (!list.IsSequence() || list.size() == 0) r.fail(list, "node_groups", "must be a list of groups");
+  std::vector<NodeGroupSpec> groups;
+  int64_t units = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string f = fmt::format("node_groups[{}]", i);
+    const YAML::Node g = list[i];
+    r.only_keys(g,
+                {"name", "template", "min", "max", "price_per_hour", "scale_up_delay", "scale_down_unneeded",
+                 "scale_down_utilization"},
+                f);
+    NodeGroupSpec spec;
+    spec.node = read_node_template(r, g, f);
+    spec.name = r.value<std::string>(g, "name", f + ".name", spec.node.name);
+    spec.min = r.value<int>(g, "min", f + ".min", 0);
+    spec.max = r.required<int>(g, "max", f + ".max");
+    if (spec.min < 0) r.fail(r.get(g, "min"), f + ".min", "must not be negative");
+    if (spec.max < 1) r.fail(r.get(g, "max"), f + ".max", "must be at least 1");
+    if (spec.min > spec.max)
+      r.fail(r.get(g, "min"), f + ".min", fmt::format("{} is above max ({})", spec.min, spec.max));
+    spec.price_per_hour = r.finite(g, "price_per_hour", f + ".price_per_hour", 0.0);
+    if (spec.price_per_hour < 0)
+      r.fail(r.get(g, "price_per_hour"), f + ".price_per_hour", "must not be negative");
+    spec.scale_up_delay = read_duration(r, g, "scale_up_delay", f + ".scale_up_delay", spec.scale_up_delay);
+    spec.scale_down_unneeded =
+        read_duration(r, g, "scale_down_unneeded", f + ".scale_down_unneeded", spec.scale_down_unneeded);
+    spec.scale_down_utilization =
+        r.finite(g, "scale_down_utilization", f + ".scale_down_utilization", spec.scale_down_utilization);
+    if (spec.scale_down_utilization < 0 || spec.scale_down_utilization > 1)
+      r.fail(r.get(g, "scale_down_utilization"), f + ".scale_down_utilization", "must be between 0 and 1");
+    for (const auto& other : groups) {
+      if (other.name == spec.name)
+        r.fail(g, f + ".name", fmt::format("a second group named '{}'", spec.name));
+      if (other.node.name == spec.node.name)
+        r.fail(r.get(g, "template"), f + ".template.name",
+               fmt::format("group '{}' already names its nodes '{}-<i>'", other.name, spec.node.name));
+    }
+    for (const auto& fg : fleet)
+      if (fg.node.name == spec.node.name)
+        r.fail(r.get(g, "template"), f + ".template.name",
+               fmt::format("the fleet already names its nodes '{}-<i>'", spec.node.name));
+    // Bounded memory: every node a group may hold is built up front.
+    units += static_cast<int64_t>(spec.max) * (1 + spec.node.cards);
+    if (units > kMaxFleetUnits)
+      r.fail(r.get(g, "max"), f + ".max",
+             fmt::format("the groups would hold more than {} nodes and cards together", kMaxFleetUnits));
+    groups.push_back(std::move(spec));
+  }
+  return groups;
+}
+
+AutoscalerSpec read_autoscaler(const Reader& r, const YAML::Node& a) {
+  r.only_keys(a, {"expander", "scan_interval", "scale_down_delay_after_add"}, "autoscaler");
+  AutoscalerSpec spec;
+  const std::string expander = r.value<std::string>(a, "expander", "autoscaler.expander", "least-waste");
+  if (auto e = parse_expander(expander))
+    spec.expander = *e;
+  else
+    r.fail(r.get(a, "expander"), "autoscaler.expander",
+           fmt::format("'{}': use least-waste, price, most-pods or random", expander));
+  spec.scan_interval = read_duration(r, a, "scan_interval", "autoscaler.scan_interval", spec.scan_interval);
+  if (!(spec.scan_interval > 0))
+    r.fail(r.get(a, "scan_interval"), "autoscaler.scan_interval", "must be positive");
+  spec.scale_down_delay_after_add =
+      read_duration(r, a, "scale_down_delay_after_add", "autoscaler.scale_down_delay_after_add",
+                    spec.scale_down_delay_after_add);
+  return spec;
+}
+
 }  // namespace
 
 ScenarioFile parse_scenario_file(const std::string& text, const std::string& source,
@@ -367,7 +457,7 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
   if (!root.IsMap()) throw InputError(source, 1, "", "a scenario must be a mapping");
   r.only_keys(root,
               {"name", "policy", "gpu_policy", "seed", "queue", "fleet", "templates", "pods", "generator",
-               "openb_pods", "priority_classes", "quotas"},
+               "openb_pods", "priority_classes", "quotas", "node_groups", "autoscaler"},
               "");
   ScenarioFile read;
   read.names_fleet = static_cast<bool>(root["fleet"]);
@@ -388,8 +478,14 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
     s.queue = *q;
   else
     r.fail(r.get(root, "queue"), "queue", fmt::format("'{}': use fifo or skip-ahead", queue));
-  if (!fleet_given) {  // else the snapshot's nodes replace any fleet here
+  const YAML::Node node_groups = r.get(root, "node_groups");
+  // else the snapshot's nodes replace any fleet here; node groups may stand instead of one
+  if (!fleet_given && (r.get(root, "fleet") || !node_groups))
     read_fleet(r, r.get(root, "fleet"), base_dir, s);
+  if (node_groups) s.node_groups = read_node_groups(r, node_groups, s.fleet_groups);
+  if (YAML::Node a = r.get(root, "autoscaler")) {
+    if (!node_groups) r.fail(a, "autoscaler", "has no node_groups to scale");
+    s.autoscaler = read_autoscaler(r, a);
   }
 
   s.priority_classes = read_priority_classes(r, root);
@@ -427,7 +523,10 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
   }
   if (YAML::Node g = r.get(root, "generator")) {
     ++sources;
-    r.only_keys(g, {"pods", "arrival", "rate_per_s", "duration", "mean_s", "sigma", "mix"}, "generator");
+    r.only_keys(g,
+                {"pods", "arrival", "rate_per_s", "duration", "mean_s", "sigma", "mix", "diurnal_amplitude",
+                 "diurnal_peak"},
+                "generator");
     GeneratorSpec spec;
     spec.pods = r.required<size_t>(g, "pods", "generator.pods");
     if (spec.pods > kMaxPods)
@@ -445,6 +544,12 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
     if (!(spec.mean_s > 0)) r.fail(r.get(g, "mean_s"), "generator.mean_s", "must be positive");
     spec.sigma = r.finite(g, "sigma", "generator.sigma", 1.0);
     if (spec.sigma < 0) r.fail(r.get(g, "sigma"), "generator.sigma", "must not be negative");
+    spec.diurnal_amplitude = r.finite(g, "diurnal_amplitude", "generator.diurnal_amplitude", 0.0);
+    if (spec.diurnal_amplitude < 0 || spec.diurnal_amplitude > 1)
+      r.fail(r.get(g, "diurnal_amplitude"), "generator.diurnal_amplitude", "must be between 0 and 1");
+    if (spec.diurnal_amplitude > 0 && spec.arrival != "poisson")
+      r.fail(r.get(g, "diurnal_amplitude"), "generator.diurnal_amplitude", "needs arrival: poisson");
+    spec.diurnal_peak = read_duration(r, g, "diurnal_peak", "generator.diurnal_peak", spec.diurnal_peak);
     YAML::Node mix = r.get(g, "mix");
     if (!mix || !mix.IsSequence() || mix.size() == 0) r.fail(g, "generator.mix", "needs a list of templates");
     for (size_t i = 0; i < mix.size(); ++i) {
@@ -463,7 +568,8 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
   }
   if (YAML::Node o = r.get(root, "openb_pods")) {
     ++sources;
-    r.only_keys(o, {"file", "tune", "resample", "departures", "priority_class_by_qos"}, "openb_pods");
+    r.only_keys(o, {"file", "tune", "resample", "departures", "priority_class_by_qos", "diurnal"},
+                "openb_pods");
     const std::string file = r.required<std::string>(o, "file", "openb_pods.file");
     const std::string path = (std::filesystem::path(base_dir) / file).string();
     s.openb_pods_csv = read_text(path, source, r.line(o), "openb_pods.file");
@@ -473,6 +579,26 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
       r.fail(r.get(o, "tune"), "openb_pods.tune", problem);
     s.openb.resample = r.value<bool>(o, "resample", "openb_pods.resample", true);
     s.openb.departures = r.value<bool>(o, "departures", "openb_pods.departures", false);
+    if (YAML::Node d = r.get(o, "diurnal")) {
+      r.only_keys(d, {"rate_per_s", "amplitude", "peak", "days", "mean_s"}, "openb_pods.diurnal");
+      OpenbDiurnal spec;
+      spec.rate.rate_per_s = r.finite(d, "rate_per_s", "openb_pods.diurnal.rate_per_s", 0.0);
+      if (!(spec.rate.rate_per_s > 0))
+        r.fail(r.get(d, "rate_per_s"), "openb_pods.diurnal.rate_per_s", "must be positive");
+      spec.rate.amplitude = r.finite(d, "amplitude", "openb_pods.diurnal.amplitude", 0.5);
+      if (spec.rate.amplitude < 0 || spec.rate.amplitude > 1)
+        r.fail(r.get(d, "amplitude"), "openb_pods.diurnal.amplitude", "must be between 0 and 1");
+      spec.rate.peak = read_duration(r, d, "peak", "openb_pods.diurnal.peak", spec.rate.peak);
+      spec.days = r.finite(d, "days", "openb_pods.diurnal.days", 1.0);
+      if (!(spec.days > 0) || spec.days > 3660)
+        r.fail(r.get(d, "days"), "openb_pods.diurnal.days", "must be between 0 and 3660");
+      spec.mean_s = read_duration(r, d, "mean_s", "openb_pods.diurnal.mean_s", spec.mean_s);
+      if (!(spec.mean_s > 0)) r.fail(r.get(d, "mean_s"), "openb_pods.diurnal.mean_s", "must be positive");
+      // Bounded memory: the stream's expected size.
+      if (spec.rate.rate_per_s * spec.days * 86400 > static_cast<double>(kMaxPods))
+        r.fail(d, "openb_pods.diurnal", fmt::format("would draw more than {} pods", kMaxPods));
+      s.openb.diurnal = spec;
+    }
     if (YAML::Node q = r.get(o, "priority_class_by_qos")) {
       if (!q.IsMap())
         r.fail(q, "openb_pods.priority_class_by_qos", "must map qos values (LS, BE, ...) to classes");
@@ -489,7 +615,8 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
   if (YAML::Node q = r.get(root, "quotas")) s.quotas = read_quotas(r, q);
   if (sources > 1 || (sources == 0 && !fleet_given))
     r.fail(root, "pods", "give exactly one of pods, generator or openb_pods");
-  if (!fleet_given && s.fleet.size() == 0) r.fail(root, "fleet", "the fleet has no nodes");
+  if (!fleet_given && s.fleet.size() == 0 && s.node_groups.empty())
+    r.fail(root, "fleet", "the fleet has no nodes");
   return read;
 }
 
@@ -525,11 +652,21 @@ Scenario load_scenario(const std::string& path) {
 
 namespace {
 Workload later_pods(const Scenario& s, uint64_t seed) {
-  if (s.generator) return generate(*s.generator, seed, typical_card_mib(s.fleet));
+  // With node groups the pods are measured against every node the run may hold.
+  const core::Cluster grown =
+      s.node_groups.empty() ? core::Cluster{} : fleet_with_groups(s.fleet, s.node_groups);
+  const core::Cluster& fleet = s.node_groups.empty() ? s.fleet : grown;
+  if (s.generator) return generate(*s.generator, seed, typical_card_mib(fleet));
   if (s.openb_pods_csv) {
     OpenbOptions o = s.openb;
     o.seed = seed;
-    return load_openb_pods(*s.openb_pods_csv, s.openb_pods_source, s.fleet, o);
+    if (o.diurnal) {
+      OpenbOptions once = o;
+      once.resample = false;
+      return openb_diurnal(load_openb_pods(*s.openb_pods_csv, s.openb_pods_source, fleet, once), *o.diurnal,
+                           seed);
+    }
+    return load_openb_pods(*s.openb_pods_csv, s.openb_pods_source, fleet, o);
   }
   Workload w;
   for (const auto& p : s.pods) {
@@ -543,9 +680,10 @@ Workload later_pods(const Scenario& s, uint64_t seed) {
       spec.kind = p.template_name;
       spec.priority = t->priority;
       spec.controlled = t->controlled;
+      spec.pdb_protected = t->pdb_protected;
       spec.arrival = p.at;
       spec.duration = p.duration;
-      spec.gpu_milli = gpu_milli_of(spec.request, typical_card_mib(s.fleet));
+      spec.gpu_milli = gpu_milli_of(spec.request, typical_card_mib(fleet));
       w.push_back(std::move(spec));
     }
   }

@@ -11,9 +11,11 @@
 #include <random>
 #include <stdexcept>
 
+#include "autoscaler.hpp"
 #include "card_use_log.hpp"
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/dialects/hami/mig_allocations.hpp"
+#include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/fragmentation.hpp"
 #include "gpuslice/core/place.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -109,6 +111,8 @@ class Run {
       queued_at_[i] = p.arrival;
     }
     preemption_rng_.seed(o.seed);
+    if (!o.node_groups.empty()) start_autoscaler();
+    queues_ = departures_ || autoscaler_;
     full_events_ = cluster_.size() <= 64;
     // A grid reading only the summary and curves needs a coarse timeline.
     sample_every_ = std::max<size_t>(1, w.size() / (o.records ? 10000 : 200));
@@ -137,10 +141,26 @@ class Run {
     while (!engine_.empty()) {
       const Event e = engine_.next();
       metrics_.advance(e.time);
-      if (e.kind == EventKind::Arrival)
-        arrive(e.pod);
-      else
-        depart(e.pod);
+      switch (e.kind) {
+        case EventKind::Arrival:
+          arrive(e.pod);
+          break;
+        case EventKind::Departure:
+          depart(e.pod);
+          break;
+        case EventKind::ScaleUpScan:
+          --loop_events_;
+          scale_up_scan();
+          break;
+        case EventKind::NodeReady:
+          node_ready(e.pod);
+          break;
+        case EventKind::ScaleDownCheck:
+          --loop_events_;
+          scale_down_check(e.pod);
+          break;
+      }
+      if (autoscaler_ && autoscaled_run_over()) break;
       if (++handled % sample_every_ == 0) sample();
       if (options_.progress && handled % 64 == 0 && progress_due() &&
           !options_.progress(static_cast<double>(handled) / static_cast<double>(2 * workload_.size()))) {
@@ -233,7 +253,8 @@ class Run {
     r.start = engine_.now();
     r.status = "running";
     waited(id, engine_.now() - queued_at_[id]);
-    if (r.preempted == 0) ++placed_;  // pods placed: a preempted pod placed again is not a second
+    // Pods placed: a pod preempted or drained and placed again is not a second.
+    if (r.preempted == 0 && (drained_.empty() || !drained_[id])) ++placed_;
     if (!d.events.empty()) event(id, d.events.front());
     if (p.duration != kForever) leave_at(id, engine_.now() + p.duration);
     running_on_node_[*d.node].push_back(id);
@@ -361,14 +382,8 @@ class Run {
   // simulation gives no grace period). A controller's pod queues again as
   // the new pod its controller makes; a bare pod ends.
   void evict(uint32_t victim, uint32_t by, size_t node) {
-    auto it = running_.find(victim);
     const PodSpec& v = workload_[victim];
-    cluster_.release(node, it->second.allocation, v.request.host);
-    if (quota_) quotas_.release(v.request.ns, core::quota_use(it->second.allocation));
-    core::unreserved(*policy_, cluster_.view(node), v.request, it->second.allocation);
-    moved(&RunObserver::departed, victim, node, it->second.allocation);
-    forget_running(victim, node);
-    running_.erase(it);
+    take_off(victim, node);
     ++preemptions_;
     gpu_seconds_lost_ += (engine_.now() - records_[victim].start) * static_cast<double>(v.gpu_milli) / 1000.0;
     // kube-scheduler's event on the victim; the preemptor is its related object.
@@ -377,7 +392,8 @@ class Run {
                   "Normal",
                   "Preempted",
                   fmt::format("Preempted by a pod on node {}", cluster_.node(node).name),
-                  workload_[by].request.ns + "/" + workload_[by].request.name};
+                  workload_[by].request.ns + "/" + workload_[by].request.name,
+                  {}};
     result_.events.push_back(std::move(e));
     auto& r = records_[victim];
     ++r.preempted;
@@ -396,6 +412,18 @@ class Run {
     }
   }
 
+  // A running pod leaves its node before its end (preempted or drained).
+  void take_off(uint32_t id, size_t node) {
+    auto it = running_.find(id);
+    const PodSpec& v = workload_[id];
+    cluster_.release(node, it->second.allocation, v.request.host);
+    if (quota_) quotas_.release(v.request.ns, core::quota_use(it->second.allocation));
+    core::unreserved(*policy_, cluster_.view(node), v.request, it->second.allocation);
+    moved(&RunObserver::departed, id, node, it->second.allocation);
+    forget_running(id, node);
+    running_.erase(it);
+  }
+
   void forget_running(uint32_t id, size_t node) {
     auto& on = running_on_node_[node];
     on.erase(std::find(on.begin(), on.end(), id));
@@ -409,7 +437,7 @@ class Run {
   void requeue_preempted() {
     for (size_t i = 0; i < requeued_.size(); ++i) {
       const uint32_t id = requeued_[i];
-      if (!departures_) {
+      if (!queues_) {
         if (!try_place(id) && !preempt(id)) refuse(id);
         continue;
       }
@@ -426,6 +454,7 @@ class Run {
            workload_[pending_.front()].priority.value >= workload_[id].priority.value;
   }
   void enqueue(uint32_t id) {
+    if (autoscaler_) request_scan();
     if (!priorities_differ_) {
       pending_.push_back(id);
       return;
@@ -536,10 +565,12 @@ class Run {
 #endif
     const PodMove move{engine_.now(), cluster_, node, workload_[id], allocation};
     for (RunObserver* o : observers_) (o->*tell)(move);
+    if (autoscaler_ && autoscaler_->manages(node)) watch_utilization(node);
   }
 
   void event(uint32_t id, const core::Event& e) {
-    result_.events.push_back({engine_.now(), workload_[id].request.name, e.type, e.reason, e.message, {}});
+    result_.events.push_back(
+        {engine_.now(), workload_[id].request.name, e.type, e.reason, e.message, {}, {}});
   }
 
   void arrive(uint32_t id) {
@@ -556,7 +587,7 @@ class Run {
     // (unless it is more important: kube-scheduler's queue is by priority).
     const bool waits_behind = must_queue(id);
     if (waits_behind || !(try_place(id, true) || preempt(id))) {
-      if (!departures_) {
+      if (!queues_) {
         refuse(id);  // nothing ever leaves (the study's model): the pod is refused
       } else if (over_quota_limit(id)) {
         // Its namespace's limits are below the pod itself: no departure
@@ -629,6 +660,9 @@ class Run {
     // that placement (it may be waiting, or placed again with a new end).
     if (engine_.now() != expected_end_[id]) return;
     auto it = running_.find(id);
+    // Taken off and placed again in one instant (a node drained right after
+    // the pod landed on it): the old departure falls on the new one's time.
+    if (it == running_.end()) return;
     const auto& p = workload_[id];
     cluster_.release(it->second.node, it->second.allocation, p.request.host);
     if (quota_) quotas_.release(p.request.ns, core::quota_use(it->second.allocation));
@@ -655,8 +689,9 @@ class Run {
   }
 
   void sample() {
-    result_.timeline.push_back(
-        metrics_.row(engine_.now(), running_.size(), pending_.size(), placed_, failed_));
+    TimelineRow row = metrics_.row(engine_.now(), running_.size(), pending_.size(), placed_, failed_);
+    row.nodes = autoscaler_ ? autoscaler_->nodes() : cluster_.size();
+    result_.timeline.push_back(row);
   }
 
   void summarize(const std::string& name, double wall) {
@@ -671,8 +706,9 @@ class Run {
     s["scenario"] = name;
     s["policy"] = options_.policy;
     s["seed"] = options_.seed;
-    s["nodes"] = cluster_.size();
-    s["gpus"] = cluster_.device_count();
+    // With node groups: the fleet at the end (the summary's node_groups say more).
+    s["nodes"] = autoscaler_ ? autoscaler_->nodes() : cluster_.size();
+    s["gpus"] = autoscaler_ ? autoscaler_->gpus() : cluster_.device_count();
     s["pods"] = workload_.size() - starting;
     s["placements"] = placed_;
     s["failed"] = failed_ + never_placed;
@@ -753,6 +789,13 @@ class Run {
                            {"max", waits.back()}};
       }
       s["pending_seconds_by_priority_class"] = std::move(by_class);
+    }
+    if (autoscaler_) {
+      const nlohmann::ordered_json a = autoscaler_->summary(engine_.now());
+      s["expander"] = a["expander"];
+      s["node_groups"] = a["node_groups"];
+      s["node_hours"] = a["node_hours"];
+      s["cost"] = a["cost"];
     }
     s["interrupted"] = result_.interrupted;
   }
@@ -839,6 +882,134 @@ class Run {
   size_t placed_ = 0, failed_ = 0, explained_ = 0, sample_every_ = 1;
   std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
   bool departures_ = false, full_events_ = false, starting_ = false;
+  // A pod that fits nowhere waits (pods leave, or a node group may grow);
+  // else, in the study's fill, it is refused.
+  bool queues_ = false;
+
+  // Cluster Autoscaler (node groups): null in runs without them, which
+  // then pay one pointer test per placement and nothing else.
+  std::unique_ptr<Autoscaler> autoscaler_;
+  bool scan_due_ = false;  // a ScaleUpScan is scheduled
+  // Scans and scale-down checks scheduled: when they are all the engine
+  // holds, nothing can change any more and a check is not planned again
+  // (the run ends; a node kept at min or for its pods stays).
+  size_t loop_events_ = 0;
+  void schedule_loop(double at, EventKind kind, uint32_t node) {
+    ++loop_events_;
+    engine_.schedule(at, kind, node);
+  }
+  std::vector<uint8_t> drained_;  // by pod: taken off a node being removed (placed again, not counted twice)
+
+  void start_autoscaler() {
+    if (policy_->device_fit())
+      throw core::InputError("node_groups", 0, "node_groups",
+                             fmt::format("node groups are simulated with HAMi's fit; policy '{}' fits in its "
+                                         "own dialect's terms",
+                                         options_.policy));
+    size_t group_nodes = 0;
+    for (const auto& g : options_.node_groups) group_nodes += static_cast<size_t>(g.max);
+    autoscaler_ =
+        std::make_unique<Autoscaler>(options_.node_groups, options_.autoscaler, cluster_.size() - group_nodes,
+                                     cluster_, metrics_, options_.seed, options_.gpu_policy);
+    drained_.assign(workload_.size(), 0);
+    // Nodes Ready from the start (each group's min) are empty: their clocks start now.
+    for (size_t n = cluster_.size() - group_nodes; n < cluster_.size(); ++n) watch_utilization(n);
+  }
+
+  // Node groups: the run ends when nothing is pending or running and every
+  // group is back at its minimum (checks still planned would change nothing).
+  bool autoscaled_run_over() const {
+    return running_.empty() && pending_.empty() && requeued_.empty() && engine_.pending() == loop_events_ &&
+           autoscaler_->at_min();
+  }
+
+  void request_scan() {
+    if (scan_due_) return;
+    scan_due_ = true;
+    schedule_loop(autoscaler_->next_scan(engine_.now()), EventKind::ScaleUpScan, 0);
+  }
+
+  // A group node's use changed: once it is below its group's threshold, its
+  // scale-down is checked when the unneeded time has passed.
+  void watch_utilization(size_t node) {
+    const double at = autoscaler_->usage_changed(node, engine_.now());
+    if (at >= 0) schedule_loop(at, EventKind::ScaleDownCheck, static_cast<uint32_t>(node));
+  }
+
+  // CA's loop, scale-up half: one expansion for the pods waiting.
+  void scale_up_scan() {
+    scan_due_ = false;
+    std::vector<PendingPod> pending;
+    pending.reserve(pending_.size());
+    for (uint32_t id : pending_) pending.push_back({id, &workload_[id].request, shape_of(id)});
+    const auto up = autoscaler_->scale_up(engine_.now(), pending);
+    if (!up) return;
+    const NodeGroupSpec& g = autoscaler_->group(up->group);
+    if (options_.records) {
+      const std::string info = fmt::format("[{{{} {}->{} (max: {})}}]", g.name, up->from, up->to, g.max);
+      for (uint32_t id : up->pods)
+        event(id, {"Normal", "TriggeredScaleUp", "pod triggered scale-up: " + info});
+    }
+    for (size_t n : up->nodes)
+      engine_.schedule(engine_.now() + g.scale_up_delay, EventKind::NodeReady, static_cast<uint32_t>(n));
+    sample();
+    // CA's next loop may grow another group for the pods this one cannot take.
+    if (up->pods.size() < pending.size()) {
+      scan_due_ = true;
+      schedule_loop(engine_.now() + autoscaler_->spec().scan_interval, EventKind::ScaleUpScan, 0);
+    }
+  }
+
+  void node_ready(size_t node) {
+    autoscaler_->node_ready(node, engine_.now());
+    watch_utilization(node);
+    retry_pending();
+    requeue_preempted();
+    // Pods the real scheduler placed otherwise than the estimate did may
+    // still wait: CA's next loop looks at them.
+    if (!pending_.empty()) request_scan();
+    sample();
+  }
+
+  // CA's loop, scale-down half, for one node unneeded long enough.
+  void scale_down_check(size_t node) {
+    std::vector<PodOnNode> pods;
+    for (uint32_t id : running_on_node_[node])
+      pods.push_back({id, &workload_[id].request, &running_.at(id).allocation, workload_[id].controlled,
+                      workload_[id].pdb_protected});
+    const Autoscaler::Check c = autoscaler_->check_scale_down(node, engine_.now(), pods);
+    if (c.verdict == Autoscaler::Verdict::Later && engine_.pending() > loop_events_)
+      schedule_loop(c.again, EventKind::ScaleDownCheck, static_cast<uint32_t>(node));
+    if (c.verdict != Autoscaler::Verdict::Remove) return;
+    const std::string& name = cluster_.node(node).name;
+    if (options_.records)
+      result_.events.push_back({engine_.now(), "", "Normal", "ScaleDown",
+                                "marked the node as toBeDeleted/unschedulable", "", name});
+    for (const PodOnNode& p : pods) drain(p.id, node);
+    autoscaler_->remove(node, engine_.now());
+    if (options_.records)
+      result_.events.push_back(
+          {engine_.now(), "", "Normal", "ScaleDown", "node removed by cluster autoscaler", "", name});
+    requeue_preempted();                    // the drained pods, made again by their controllers
+    if (!pending_.empty()) request_scan();  // the group has room again
+    sample();
+  }
+
+  // A pod on a node CA removes: evicted, made again by its controller.
+  void drain(uint32_t id, size_t node) {
+    if (options_.records) event(id, {"Normal", "ScaleDown", "deleting pod for node scale down"});
+    take_off(id, node);
+    autoscaler_->count_evicted(node);
+    drained_[id] = 1;
+    auto& r = records_[id];
+    expected_end_[id] = kForever;
+    r.status = "pending";
+    r.node.clear();
+    r.allocation.clear();
+    r.start = -1;
+    queued_at_[id] = engine_.now();
+    requeued_.push_back(id);
+  }
 };
 
 }  // namespace
@@ -864,6 +1035,10 @@ std::string_view preemption_name(Preemption p) {
 
 RunResult simulate(const core::Cluster& fleet, const Workload& workload, const RunOptions& options,
                    const std::string& scenario_name) {
+  if (!options.node_groups.empty()) {
+    Run run(fleet_with_groups(fleet, options.node_groups), workload, options);
+    return run.go(scenario_name);
+  }
   Run run(fleet, workload, options);
   return run.go(scenario_name);
 }
@@ -872,6 +1047,10 @@ RunResult simulate(const Scenario& scenario, const RunOptions& given) {
   const Workload w = materialize(scenario, given.seed);
   // The snapshot's quotas, then the scenario's, then the caller's (--quotas).
   RunOptions options = given;
+  if (!scenario.node_groups.empty()) {
+    options.node_groups = scenario.node_groups;
+    options.autoscaler = scenario.autoscaler;
+  }
   if (scenario.snapshot || !scenario.quotas.empty()) {
     options.quotas.clear();
     if (scenario.snapshot) options.quotas = scenario.snapshot->quotas;

@@ -30,6 +30,7 @@ constexpr std::array kColumns = {
     real_column("alloc_cores_pct", Kind::Percent, &TimelineRow::alloc_cores_pct, false, true),
     real_column("busy_cards_pct", Kind::Percent, &TimelineRow::busy_cards_pct, true, true),
     real_column("frag_gpu_pct", Kind::Percent, &TimelineRow::frag_gpu_pct, false, true),
+    count_column("nodes", &TimelineRow::nodes, true, true),
 };
 
 }  // namespace

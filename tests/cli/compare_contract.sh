@@ -10,7 +10,7 @@ SNAP="$SRC/examples/snapshot/cluster.yaml"
 COLUMNS="run,dir,scenario,policy,seed,run_kind,nodes,gpus,pods,placed,refused,pending_at_end,refused_pct,failed_pct,\
 pending_at_end_pct,p50_pending_s,p95_pending_s,p99_pending_s,max_pending_s,alloc_gpu_pct_time_weighted,\
 peak_alloc_gpu_pct,final_alloc_gpu_pct,alloc_ratio_at_130_pct,unallocated_gpus_at_130_pct,final_frag_gpu_pct,\
-simulated_seconds,preemptions,gpu_hours_lost_to_preemption"
+simulated_seconds,preemptions,gpu_hours_lost_to_preemption,node_hours,cost"
 check() {  # check <name> <condition...>
   local name="$1"; shift
   checks=$((checks + 1))
@@ -30,7 +30,7 @@ check "policies: compare.html" test -s "$OUT/two/compare.html"
 check "compare.csv header" test "$(head -1 "$OUT/two/compare.csv")" = "$COLUMNS"
 check "compare.csv: a row per run" test "$(cut -d, -f1 "$OUT/two/compare.csv" | tail -n +2 | tr '\n' ' ')" = "hami-binpack fgd "
 # Every row has the header's cell count (no cell here holds a comma).
-check "compare.csv: full rows" test "$(awk -F, '{print NF}' "$OUT/two/compare.csv" | sort -u)" = "28"
+check "compare.csv: full rows" test "$(awk -F, '{print NF}' "$OUT/two/compare.csv" | sort -u)" = "30"
 # The bundled snapshot's answer: 5 placed, 2 refused, the fine-tune waits 3 h, for both.
 check "compare.csv: figures" grep -q '^fgd,[^,]*,cluster,fgd,42,snapshot,4,10,7,5,2,0,28.57[0-9]*,28.57[0-9]*,0,0,10800,10800,10800,' "$OUT/two/compare.csv"
 # The queue, pod by pod: the 7 pods pending at the snapshot, one column per run.

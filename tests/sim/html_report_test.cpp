@@ -243,7 +243,7 @@ TEST_CASE("timeline.csv keeps its documented columns and reads back every one", 
   // than taken from the column table the writer uses.
   const std::string header =
       "time,running,pending,placed,failed,arrived_gpu_pct,alloc_gpu_pct,alloc_memory_pct,alloc_cores_pct,"
-      "busy_cards_pct,frag_gpu_pct";
+      "busy_cards_pct,frag_gpu_pct,nodes";
   const auto dir = std::filesystem::temp_directory_path() / "gpuslice-timeline-columns";
   std::filesystem::remove_all(dir);
   RunResult run;
@@ -260,6 +260,7 @@ TEST_CASE("timeline.csv keeps its documented columns and reads back every one", 
   r.alloc_cores_pct = 40.0625;
   r.busy_cards_pct = 30.5;
   r.frag_gpu_pct = 20.25;
+  r.nodes = 7;
   run.timeline = {r};
   write_outputs(run, dir.string());
   std::ifstream in(dir / "timeline.csv");
@@ -267,7 +268,7 @@ TEST_CASE("timeline.csv keeps its documented columns and reads back every one", 
   std::getline(in, first);
   std::getline(in, second);
   CHECK(first == header);
-  CHECK(second == "12.500,3,4,5,6,70.2500,60.5000,50.1250,40.0625,30.5000,20.2500");
+  CHECK(second == "12.500,3,4,5,6,70.2500,60.5000,50.1250,40.0625,30.5000,20.2500,7");
   const RunResult back = read_run_folder(dir.string());
   REQUIRE(back.timeline.size() == 1);
   const TimelineRow& b = back.timeline[0];
@@ -282,5 +283,6 @@ TEST_CASE("timeline.csv keeps its documented columns and reads back every one", 
   CHECK(b.alloc_cores_pct == 40.0625);
   CHECK(b.busy_cards_pct == 30.5);
   CHECK(b.frag_gpu_pct == 20.25);
+  CHECK(b.nodes == 7);
   std::filesystem::remove_all(dir);
 }

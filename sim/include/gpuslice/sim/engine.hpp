@@ -9,13 +9,21 @@
 
 namespace gpuslice::sim {
 
-enum class EventKind : uint8_t { Departure = 0, Arrival = 1 };
+// At one instant: departures, arrivals, then Cluster Autoscaler's loop
+// (a scan for scale-up, a node becoming Ready, a node's scale-down check).
+enum class EventKind : uint8_t {
+  Departure = 0,
+  Arrival = 1,
+  ScaleUpScan = 2,
+  NodeReady = 3,
+  ScaleDownCheck = 4
+};
 
 struct Event {
   double time = 0;
   EventKind kind = EventKind::Arrival;
   uint64_t seq = 0;  // insertion order: equal times run first-in, first-out
-  uint32_t pod = 0;
+  uint32_t pod = 0;  // the pod; a node for NodeReady and ScaleDownCheck
 };
 
 // Earlier time first; at one instant departures before arrivals (freed

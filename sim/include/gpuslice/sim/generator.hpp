@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpuslice/core/request.hpp"
+#include "gpuslice/sim/diurnal.hpp"
 #include "gpuslice/sim/workload.hpp"
 
 namespace gpuslice::sim {
@@ -14,9 +15,10 @@ namespace gpuslice::sim {
 struct PodTemplate {
   std::string name;
   double weight = 1;
-  core::PodRequest request;  // the pod's shape (name is replaced per pod)
-  PodPriority priority;      // priority / priority_class / preemption_policy
-  bool controlled = true;    // controller: false makes bare pods
+  core::PodRequest request;    // the pod's shape (name is replaced per pod)
+  PodPriority priority;        // priority / priority_class / preemption_policy
+  bool controlled = true;      // controller: false makes bare pods
+  bool pdb_protected = false;  // pdb_protected: a PodDisruptionBudget allows no eviction
 };
 
 struct GeneratorSpec {
@@ -26,6 +28,9 @@ struct GeneratorSpec {
   std::string duration = "exponential";  // exponential | fixed | lognormal | forever
   double mean_s = 600;
   double sigma = 1;  // lognormal shape
+  // poisson only: a rate that follows the day (diurnal.hpp); 0 keeps it flat.
+  double diurnal_amplitude = 0;
+  double diurnal_peak = 14 * 3600;  // seconds after midnight
   std::vector<PodTemplate> mix;
 };
 

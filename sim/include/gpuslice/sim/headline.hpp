@@ -13,7 +13,7 @@
 namespace gpuslice::sim {
 
 struct HeadlineMetric {
-  enum class Unit { Count, Percent, Seconds, Gpus, Hours };
+  enum class Unit { Count, Percent, Seconds, Gpus, Hours, NodeHours, Money };
   // Which way is better, where it is a choice: allocation up, waits down.
   enum class Better { Lower, Higher, Neither };
   std::string_view key;    // compare.csv's column and plan's metric name

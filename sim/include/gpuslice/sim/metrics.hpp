@@ -27,6 +27,7 @@ struct TimelineRow {
   double alloc_cores_pct = 0;
   double busy_cards_pct = 0;  // cards holding at least one slice
   double frag_gpu_pct = 0;    // FGD fragmentation: milli-GPUs typical pods cannot use / capacity
+  size_t nodes = 0;           // nodes in the fleet (with node groups: those started or Ready)
 };
 
 // Simulated time for a person: "42 s", "12.5 min", "45.6 h", "3 d 4 h".
@@ -76,6 +77,9 @@ class Metrics final : public RunObserver {
   };
   Held held(double now) const;
   int64_t capacity_milli() const { return capacity_milli_; }
+  // A node group's node joins (Ready) or leaves the fleet: percentages are
+  // of the nodes present. A node leaves empty; one absent holds no fragment.
+  void node_present(const core::Cluster& cluster, size_t node, bool present);
 
  private:
   int64_t capacity_milli_ = 0, capacity_memory_ = 0, capacity_cores_ = 0;

@@ -8,10 +8,12 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "gpuslice/core/cluster.hpp"
+#include "gpuslice/sim/diurnal.hpp"
 #include "gpuslice/sim/workload.hpp"
 
 namespace gpuslice::sim {
@@ -30,7 +32,12 @@ struct OpenbOptions {
   // openb_pods.priority_class_by_qos; a qos not named takes `other`.
   std::map<std::string, PodPriority> priority_by_qos;
   PodPriority other;
+  // openb_pods.diurnal: the trace's shapes arriving at a diurnal rate (diurnal.hpp).
+  std::optional<OpenbDiurnal> diurnal;
 };
+
+// The trace's pods (shaped, every row once) as a diurnal stream.
+Workload openb_diurnal(const Workload& shapes, const OpenbDiurnal& spec, uint64_t seed);
 
 // The most pods one run may hold (a resampled replay stops there too).
 inline constexpr size_t kMaxPods = 50'000'000;

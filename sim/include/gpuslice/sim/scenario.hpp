@@ -11,6 +11,7 @@
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/sim/fleet.hpp"
 #include "gpuslice/sim/generator.hpp"
+#include "gpuslice/sim/node_groups.hpp"
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/snapshot.hpp"
 #include "gpuslice/sim/workload.hpp"
@@ -60,6 +61,10 @@ struct Scenario {
   // Namespaces' ResourceQuotas (`quotas:`), HAMi v2.10's check in the fit;
   // a snapshot's own come first, these after (the last set wins per key).
   std::vector<core::NamespaceQuota> quotas;
+  // Cluster Autoscaler's node groups (`node_groups:`): nodes the run adds
+  // and removes, beside the fixed fleet (which may then be empty).
+  std::vector<NodeGroupSpec> node_groups;
+  AutoscalerSpec autoscaler;
 };
 
 // "fifo" | "skip-ahead"; nullopt for anything else. The one queue parser.

@@ -45,6 +45,10 @@ struct RunOptions {
   // namespace's limit is refused with ResourceQuotaNotFit. HAMi's policies
   // and the study's (HAMi's fit) only; a dialect's scheduler has none.
   std::vector<core::NamespaceQuota> quotas;
+  // Cluster Autoscaler's node groups (docs/simulator.md#node-groups-and-the-autoscaler):
+  // the fleet given is the fixed part; the groups' nodes are added after it.
+  std::vector<NodeGroupSpec> node_groups;
+  AutoscalerSpec autoscaler;
 };
 
 struct PodRecord {
@@ -68,6 +72,8 @@ struct EventRecord {
   // The other object an event names (Kubernetes' related): the preemptor
   // of a Preempted event; empty for most events.
   std::string related;
+  // A node's event (Cluster Autoscaler's ScaleDown): the node it is on; pod is then empty.
+  std::string node;
 };
 
 // One card's use right after a placement or departure changed it.

@@ -58,6 +58,9 @@ struct PodSpec {
   // A controller (a Deployment's ReplicaSet, a Job) makes the pod again when
   // it is preempted, so it queues anew; a bare pod preempted ends there.
   bool controlled = true;
+  // A PodDisruptionBudget covering the pod allows no disruption now
+  // (disruptionsAllowed 0): Cluster Autoscaler does not drain its node.
+  bool pdb_protected = false;
 };
 
 using Workload = std::vector<PodSpec>;
