@@ -37,8 +37,11 @@ struct Lab : ShimLab {
   std::string cache(const std::map<std::string, std::string>& env) const {
     return env.at("CUDA_DEVICE_MEMORY_SHARED_CACHE");
   }
-  // `gpuslice monitor` over this lab's hook path, feedback every 0.5 s.
+  // `gpuslice monitor` over this lab's hook path, feedback every 0.5 s. The
+  // folder is made first, as the DaemonSet's DirectoryOrCreate mount makes
+  // it on a node (the monitor refuses a hook path that is not a folder).
   std::unique_ptr<Child> monitor() const {
+    fs::create_directories(t.hook_path());
     const std::string gpuslice = (fs::path(t.probe).parent_path() / "gpuslice").string();
     return std::make_unique<Child>(
         std::vector<std::string>{gpuslice, "monitor", "--hook-path", t.hook_path(), "--no-pods",

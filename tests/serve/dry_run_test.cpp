@@ -347,7 +347,7 @@ TEST_CASE("dry run: a group scaled from zero takes its registration from --templ
   CHECK_THAT(own.failed.at(kFamily + "-own"), Catch::Contains("CardInsufficientMemory"));
 }
 
-TEST_CASE("--template-registration: bad files name the file and the field", "[serve][dry-run]") {
+TEST_CASE("the --template-registration file: bad files name the file and the field", "[serve][dry-run]") {
   using gpuslice::core::InputError;
   auto problem = [](const std::string& text) -> std::string {
     try {
