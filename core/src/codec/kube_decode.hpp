@@ -258,8 +258,8 @@ class ObjectDecoder {
       out.leaf.at = out.at;
       v.fields([&](std::string_view key, Position, V& value) {
         auto& field = out.fields.emplace_back();
-        field.first = std::string(key);
-        tree(value, field.second);
+        field.key = std::string(key);
+        tree(value, field.value);
       });
     } else if (s == Shape::Sequence) {
       out.leaf.kind = Scalar::Kind::Sequence;

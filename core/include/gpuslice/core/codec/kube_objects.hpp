@@ -99,19 +99,28 @@ struct ContainerObject {
 // A value kept whole, as written, for objects whose interpreter walks them
 // itself (DRA's resource.k8s.io objects: dialects/dra/read.hpp): leaves as
 // Scalars, mappings as ordered fields, lists as items.
+// A mapping's entry is a struct of its own, not a std::pair: a pair of an
+// incomplete TreeValue is ill-formed (clang refuses it; vector is the one
+// standard container that may hold an incomplete type).
+struct TreeField;
 struct TreeValue {
   Scalar leaf;  // kind Mapping / Sequence for those (their content below), else the leaf itself
-  std::vector<std::pair<std::string, TreeValue>> fields;
+  std::vector<TreeField> fields;
   std::vector<TreeValue> items;
   Position at = kNoPosition;
-  const TreeValue* field(std::string_view key) const {
-    for (const auto& f : fields)
-      if (f.first == key) return &f.second;
-    return nullptr;
-  }
+  const TreeValue* field(std::string_view key) const;
   bool is_mapping() const { return leaf.kind == Scalar::Kind::Mapping; }
   bool is_list() const { return leaf.kind == Scalar::Kind::Sequence; }
 };
+struct TreeField {
+  std::string key;
+  TreeValue value;
+};
+inline const TreeValue* TreeValue::field(std::string_view key) const {
+  for (const auto& f : fields)
+    if (f.key == key) return &f.value;
+  return nullptr;
+}
 
 struct PodObject {
   ObjectHeader header;
