@@ -128,12 +128,14 @@ void AllocatedState::add(const Allocation& allocation) {
       continue;
     }
     auto& sum = capacity[key];
-    for (const auto& [name, milli] : r.consumed_capacity) {
+    // A plain loop variable: clang 14 refuses a lambda capturing a structured binding.
+    for (const auto& consumed : r.consumed_capacity) {
+      const auto& name = consumed.first;
       auto it = std::find_if(sum.begin(), sum.end(), [&](const auto& e) { return e.first == name; });
       if (it == sum.end())
-        sum.emplace_back(name, milli);
+        sum.emplace_back(name, consumed.second);
       else
-        it->second += milli;
+        it->second += consumed.second;
     }
   }
 }
