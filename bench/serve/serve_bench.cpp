@@ -213,6 +213,24 @@ Figures drive(int port, int clients, int requests, double seconds, const std::st
   return f;
 }
 
+// One filter in this process without HTTP, its stages timed (ms): decode,
+// the decision, the answer.
+struct FilterStages {
+  double decode = 0, decide = 0, encode = 0, whole = 0;
+  size_t bytes = 0;
+};
+FilterStages time_filter(serve::DecisionState& state, const std::string& body) {
+  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  const auto t0 = Clock::now();
+  serve::ExtenderArgs args = serve::decode_extender_args(body);
+  const auto t1 = Clock::now();
+  const serve::ExtenderFilterResult result = state.filter(args, nullptr);
+  const auto t2 = Clock::now();
+  const std::string answer = serve::encode_filter_result(result, args);
+  const auto t3 = Clock::now();
+  return {ms(t0, t1), ms(t1, t2), ms(t2, t3), ms(t0, t3), answer.size()};
+}
+
 // The refused filter's own stages, in this process without HTTP (medians of
 // 300): what the server spends between reading the request and writing the
 // answer, and so what is left to the HTTP exchange in the latency above.
@@ -223,19 +241,12 @@ void print_stages(serve::DecisionState& state, const std::string& names_json, co
   std::vector<double> decode, decide, encode, whole;
   size_t bytes = 0;
   for (int i = 0; i < 300; ++i) {
-    const auto t0 = Clock::now();
-    serve::ExtenderArgs args = serve::decode_extender_args(body);
-    const auto t1 = Clock::now();
-    const serve::ExtenderFilterResult result = state.filter(args, nullptr);
-    const auto t2 = Clock::now();
-    const std::string answer = serve::encode_filter_result(result, args);
-    const auto t3 = Clock::now();
-    bytes = answer.size();
-    auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    decode.push_back(ms(t0, t1));
-    decide.push_back(ms(t1, t2));
-    encode.push_back(ms(t2, t3));
-    whole.push_back(ms(t0, t3));
+    const FilterStages f = time_filter(state, body);
+    bytes = f.bytes;
+    decode.push_back(f.decode);
+    decide.push_back(f.decide);
+    encode.push_back(f.encode);
+    whole.push_back(f.whole);
   }
   fmt::print(
       "  refused filter's stages in process, {} (median of 300): decode {:.3f} ms, decide {:.3f} ms, encode "
@@ -262,19 +273,12 @@ void print_dry_run_stages(serve::DecisionState& state, const std::string& templa
         R"({{"Pod":{{"metadata":{{"name":"d{}","namespace":"bench","uid":"ud{}"}},"spec":{{"containers":[{{"name":"m","resources":{{"limits":{{"nvidia.com/gpu":"1","nvidia.com/gpumem":"2000","nvidia.com/gpucores":"5"}}}}}}]}}}},"Nodes":{}}})",
         i, i, templates_json);
     const double c0 = thread_cpu_ms();
-    const auto t0 = Clock::now();
-    serve::ExtenderArgs args = serve::decode_extender_args(body);
-    const auto t1 = Clock::now();
-    const serve::ExtenderFilterResult result = state.filter(args, nullptr);
-    const auto t2 = Clock::now();
-    const std::string answer = serve::encode_filter_result(result, args);
-    const auto t3 = Clock::now();
+    const FilterStages f = time_filter(state, body);
     cpu.push_back(thread_cpu_ms() - c0);
-    auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    decode.push_back(ms(t0, t1));
-    decide.push_back(ms(t1, t2));
-    encode.push_back(ms(t2, t3));
-    whole.push_back(ms(t0, t3));
+    decode.push_back(f.decode);
+    decide.push_back(f.decide);
+    encode.push_back(f.encode);
+    whole.push_back(f.whole);
   }
   fmt::print(
       "  CA dry run in process (3,000): decode {:.3f} ms, decide {:.3f} ms, encode {:.3f} ms (medians); all "
