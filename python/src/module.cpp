@@ -244,6 +244,8 @@ struct Result {
     d["reason"] = strings(p, [](const sim::PodRecord& r) { return r.reason; });
     d["origin"] = strings(p, [](const sim::PodRecord& r) { return r.origin; });
     d["shortfall"] = strings(p, [](const sim::PodRecord& r) { return r.shortfall; });
+    // pods.csv's last column: the claim's allocation result under policy "dra", else "".
+    d["claim_allocation"] = strings(p, [](const sim::PodRecord& r) { return r.claim_allocation; });
     return d;
   }
   py::dict events() const {

@@ -64,6 +64,9 @@ struct PodRecord {
   // HAMi v2.10's hami.io/vgpu-mig-allocations when the pod holds MIG
   // instances (report.html and the terminal show them; pods.csv does not).
   std::string mig_allocations;
+  // `--policy dra`: the pod's claims' allocation result (status.allocation
+  // in compact JSON, dra/fleet.hpp); empty under every other policy.
+  std::string claim_allocation;
 };
 
 struct EventRecord {
