@@ -106,16 +106,21 @@ void write_outputs(const RunResult& r, const std::string& dir) {
     auto f = open_out(d / "pods.csv");
     // origin, cards and shortfall were added for snapshot runs (queue |
     // later; the cards granted; how close the best card came when not placed);
-    // claim_allocation for `--policy dra` (the claim's allocation result).
+    // claim_allocation for `--policy dra` only (the claim's allocation
+    // result): every other run's pods.csv keeps its 14 columns, which
+    // readers anchored on the line's end rely on.
     f << "name,kind,gpu_milli,arrival,start,end,pending_seconds,status,node,allocation,reason,origin,cards,"
-         "shortfall,claim_allocation\n";
+         "shortfall"
+      << (r.claim_allocations ? ",claim_allocation\n" : "\n");
     for (const auto& p : r.pods) {
       if (p.starting) continue;  // a snapshot's pod placed before the run
-      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(p.name), csv_cell(p.kind),
+      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(p.name), csv_cell(p.kind),
                  p.gpu_milli, number(p.arrival), number(p.start), number(p.end),
                  p.start >= 0 ? number(p.start - p.arrival) : std::string(), p.status, csv_cell(p.node),
                  csv_cell(p.allocation), csv_cell(p.reason), p.origin, csv_cell(cards_of(p)),
-                 csv_cell(p.shortfall), csv_cell(p.claim_allocation));
+                 csv_cell(p.shortfall));
+      if (r.claim_allocations) fmt::print(f, ",{}", csv_cell(p.claim_allocation));
+      f << "\n";
     }
   }
   if (!r.node_names.empty()) {

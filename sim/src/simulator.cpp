@@ -185,6 +185,7 @@ class Run {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summarize(name, wall);
     result_.pods = std::move(records_);
+    result_.claim_allocations = writes_claims_;
     if (options_.card_use)
       for (size_t n = 0; n < cluster_.size(); ++n) result_.node_names.push_back(cluster_.node(n).name);
     return std::move(result_);

@@ -20,10 +20,11 @@ grep -q '^default/wide-0,.*,hami-core-gpu.project-hami.io/node-a/hami-gpu-1,,"{"
 # model-0's selector is not modelled: left out and named; --strict refuses the dump.
 expect simulate-dra-strict 2 "hami-dra-cluster.yaml:[0-9]+: spec.resourceClaims: claim 'default/on-a100' request 'gpu': a selector beyond HAMi-DRA's class is not modelled" -- \
   "$BIN" simulate --snapshot "$DRA" --policy dra --strict --out "$OUT/strict"
-# Under another policy the column is there and empty.
+# Under another policy pods.csv keeps its 14 columns.
 "$BIN" simulate --snapshot "$DRA" --policy hami-binpack --out "$OUT/binpack" >/dev/null 2>&1
 checks=$((checks + 1))
-[ "$(tail -n +2 "$OUT/binpack/pods.csv" | grep -c ',$')" = "4" ] || { echo "FAIL hami-binpack: claim_allocation not empty"; fail=$((fail + 1)); }
+[ "$(head -1 "$OUT/binpack/pods.csv")" = "name,kind,gpu_milli,arrival,start,end,pending_seconds,status,node,allocation,reason,origin,cards,shortfall" ] ||
+  { echo "FAIL hami-binpack: pods.csv's header changed"; fail=$((fail + 1)); }
 
 # defrag: x moves to node-b (the default profile scores it 195 against 122), z takes node-a's card.
 expect defrag-dra 0 'default/x: node-a card 0 -> node-b card 0, 10240 MiB' -- \

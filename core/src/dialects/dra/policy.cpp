@@ -97,9 +97,13 @@ FitResult DraPolicy::fit(const NodeView& node, const PodRequest& pod) {
     if (host.memory) result.refusal.add_node_wide(Reason::InsufficientMemory);
     return result;
   }
-  const NodeDevices& devices = devices_of(node);
   // The webhook's claims, one per GPU container, allocated together.
   const int64_t card_memory = node.device_count() ? node.device(0).memory_mib : 0;
+  if (!enough_devices(node, pod, card_memory)) {
+    result.refusal.add_node_wide(Reason::NodeInsufficientDevice);
+    return result;
+  }
+  const NodeDevices& devices = devices_of(node);
   std::vector<ClaimSpec> claims;
   std::vector<size_t> container_of;
   for (size_t c = 0; c < pod.container_count(); ++c) {
@@ -149,6 +153,33 @@ FitResult DraPolicy::fit(const NodeView& node, const PodRequest& pod) {
   }
   result.fits = true;
   return result;
+}
+
+// A necessary condition, checked before the allocator runs (most nodes of a
+// full fleet fail it): each claim's request needs `count` devices on which
+// what it consumes still fits. On a HAMi-DRA device a request consumes its
+// memory (at least the 1Mi minimum, in whole MiB already) or, not asking,
+// the default: the whole card; its cores or, not asking, all of them
+// (hami_dra_device's request policies). The allocator needs exactly these
+// devices and more (distinct ones across the pod's claims), so a node failing
+// here is one the allocator refuses too.
+bool DraPolicy::enough_devices(const NodeView& node, const PodRequest& pod, int64_t card_memory) const {
+  for (size_t c = pod.init_containers.size(); c < pod.container_count(); ++c) {
+    const ContainerRequest& ask = pod.container_at(c);
+    if (!ask.wants_devices()) continue;
+    const int64_t memory = ask.memory_on(card_memory);
+    int32_t usable = 0;
+    for (size_t i = 0; i < node.device_count(); ++i) {
+      const core::Device& d = node.device(i);
+      if (!d.healthy || d.is_mig()) continue;
+      const DeviceUsage& u = node.usage[i];
+      const int64_t needs_memory = memory > 0 ? memory : d.memory_mib;
+      const int64_t needs_cores = ask.cores > 0 ? ask.cores : d.cores;
+      if (u.memory_mib + needs_memory <= d.memory_mib && u.cores + needs_cores <= d.cores) ++usable;
+    }
+    if (usable < ask.count) return false;
+  }
+  return true;
 }
 
 NodeScore DraPolicy::score(const NodeView& node, const PodRequest& pod, const PodAllocation&) {

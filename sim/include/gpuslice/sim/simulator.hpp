@@ -96,6 +96,9 @@ struct RunResult {
   std::vector<CardUseRow> card_use;
   std::vector<std::string> node_names;  // for card_use rows
   bool interrupted = false;
+  // `--policy dra`: pods.csv gains the claim_allocation column (last); the
+  // other policies' pods.csv keeps its columns as they were.
+  bool claim_allocations = false;
 };
 
 // The fleet is copied: a scenario can be run many times.
