@@ -49,6 +49,17 @@ expect autoscale-plan-none 1 'answer: no max of up to 1 per group meets the targ
   "$BIN" plan "$SRC/scenarios/autoscale-burst.yaml" --autoscale --max 1 --target 'max_pending_s<=600' --quiet
 expect autoscale-plan-fixed 2 'plan --autoscale needs a scenario with node_groups' -- \
   "$BIN" plan "$SRC/scenarios/quota-two-teams.yaml" --autoscale --target 'refused_pct<=0' --quiet
+# Two groups (tests/cli/data/autoscale-two-groups.yaml): least-waste grows the T4 pool; with t4 max 2
+# both pods run on T4s (2 x 4380 s x 0.36 over 4380 s: 0.72/h, 17.28/day), with t4 max 1 the second
+# pod takes an A100 node 10 s later (t4 4380 s x 0.36 + a100 3780 s x 2.0, over 4380 s: 2.09/h,
+# 50.06/day). The cheapest combination by bisection and by trying all four agree.
+expect autoscale-plan-two 0 '"counts":\{"a100-pool":1,"t4-pool":2\},"met":true.*"cost_per_day":17\.28' -- \
+  "$BIN" plan "$SRC/tests/cli/data/autoscale-two-groups.yaml" --autoscale --target 'refused_pct<=0' --json --quiet
+expect autoscale-plan-two-scan 0 '"counts":\{"a100-pool":1,"t4-pool":2\},"met":true.*"cost_per_day":17\.28' -- \
+  "$BIN" plan "$SRC/tests/cli/data/autoscale-two-groups.yaml" --autoscale --search scan --target 'refused_pct<=0' \
+  --json --quiet
+expect autoscale-plan-two-mix 0 'a100-pool max 2, t4-pool max 1 +50\.06 +2\.09 +yes' -- \
+  "$BIN" plan "$SRC/tests/cli/data/autoscale-two-groups.yaml" --autoscale --search scan --target 'refused_pct<=0' --quiet
 # A snapshot's pool (examples/autoscale): the members (3) are the least max. At max 3 train-b waits
 # for t4-b (3600 s) and the three nodes stay until 7800 s: 3 x 0.35 = 1.05/h, 25.20/day; at max 4
 # (the run of docs/simulator.md) 24180 node-seconds over 7800 s: 1.085/h, 26.04/day.
