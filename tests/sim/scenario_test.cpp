@@ -1,5 +1,6 @@
 #include "gpuslice/sim/scenario.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "gpuslice/core/errors.hpp"
@@ -221,7 +222,13 @@ TEST_CASE(
   CHECK(
       r.pods[3].mig_allocations ==
       R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-h100-mig-0-0","profile":"1g.10gb","placement":{"start":6,"size":1}}])");
-  CHECK(r.summary["refusals_by_reason"] == nlohmann::ordered_json{{"CardMigTopologyInfeasible", 1}});
+  // Placed in the end: no refusal counted, but HAMi's event at t=30 names the reason.
+  CHECK(r.summary["refusals_by_reason"] == nlohmann::ordered_json::object());
+  const auto failed = std::find_if(r.events.begin(), r.events.end(),
+                                   [](const EventRecord& e) { return e.reason == "FilteringFailed"; });
+  REQUIRE(failed != r.events.end());
+  CHECK(failed->time == Approx(30));
+  CHECK(failed->message == "1 nodes CardMigTopologyInfeasible(h100-mig-0)");
 }
 
 TEST_CASE("scenario fleets: a MIG template's registration and its bad input", "[sim][scenario][mig]") {
