@@ -161,9 +161,11 @@ TEST_CASE("webhook: HAMi's fitResourceQuota denies a pod over its namespace's qu
         {"resources", {{"limits", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "100"}}}}}};
     CHECK(answer("default", {{"containers", {c}}})["allowed"] == true);
   }
-  SECTION("cores count too: two whole cards get 100 cores each from the webhook, 400 more, 600 of 400") {
-    const json c = {{"name", "c1"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}};
-    CHECK(answer("default", {{"containers", {c}}})["allowed"] == false);
+  SECTION("cores count too: whole cards get 100 cores each from the webhook") {
+    const json two = {{"name", "c1"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}};
+    const json three = {{"name", "c1"}, {"resources", {{"limits", {{"nvidia.com/gpu", "3"}}}}}};
+    CHECK(answer("default", {{"containers", {two}}})["allowed"] == true);     // 200 + 200 = 400 of 400
+    CHECK(answer("default", {{"containers", {three}}})["allowed"] == false);  // 200 + 300 = 500 of 400
   }
   SECTION("another namespace without a quota is not checked") {
     CHECK(answer("team-b", {{"containers", {container("c1", "1", "100000")}}})["allowed"] == true);
