@@ -7,7 +7,7 @@ namespace gpuslice::core::codec {
 
 namespace {
 
-std::vector<MigPlacement> ones(uint32_t n) {
+std::vector<MigPlacement> one_slice_placements(uint32_t n) {
   std::vector<MigPlacement> out;
   for (uint32_t s = 0; s < n; ++s) out.push_back({s, 1});
   return out;
@@ -23,8 +23,10 @@ std::vector<MigPlacement> ones(uint32_t n) {
 // 46, 100).
 const std::vector<MigInstanceFacts>& h100_80gb() {
   static const std::vector<MigInstanceFacts> facts = {
-      {1, 9984, 16, 7, ones(7)},           {2, 20096, 32, 3, {{0, 2}, {2, 2}, {4, 2}}},
-      {3, 40448, 60, 2, {{0, 4}, {4, 4}}}, {4, 40448, 64, 1, {{0, 4}}},
+      {1, 9984, 16, 7, one_slice_placements(7)},
+      {2, 20096, 32, 3, {{0, 2}, {2, 2}, {4, 2}}},
+      {3, 40448, 60, 2, {{0, 4}, {4, 4}}},
+      {4, 40448, 64, 1, {{0, 4}}},
       {7, 81152, 132, 1, {{0, 8}}},
   };
   return facts;
