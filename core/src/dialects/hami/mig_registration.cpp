@@ -14,13 +14,15 @@ std::vector<MigPlacement> one_slice_placements(uint32_t n) {
 }
 
 // H100 SXM5 80GB (NVML name "NVIDIA H100 80GB HBM3", 132 SMs): memory and
-// SM counts as `nvidia-smi mig -lgip` prints them on the card (GiB with two
-// decimals: 9.75, 19.62, 39.50, 79.25 -> 9984, 20096, 40448, 81152 MiB), the
-// plain N-slice profiles only (1g.10gb+me and 1g.20gb are other profile
-// ids HAMi never asks for); placements as NVIDIA's MIG user guide gives
-// them for its 8 memory slices ({0..6}:1, {0,2,4}:2, {0,4}:4, {0}:4, {0}:8).
-// They register as examples/mig/h100-mig-node.yaml shows (cores 13, 25,
-// 46, 100).
+// SM counts as `nvidia-smi mig -lgip` prints them on such a card (a public
+// capture: GiB with two decimals, 9.75, 19.62, 39.50, 79.25, read as 9984,
+// 20096, 40448, 81152 MiB: 19.62 is 20096 to within 5 MiB; SMs 16, 32, 60,
+// 64, 132), the plain N-slice profiles only (1g.10gb+me and 1g.20gb are
+// other profile ids HAMi never asks for). Placements: the 8-memory-slice
+// geometry NVIDIA's MIG user guide draws for A100 and H100 ({0..6}:1,
+// {0,2,4}:2, {0,4}:4, {0}:4, {0}:8; a real A100 lists its 3g instances at
+// 0:4 and 4:4, and HAMi's mig_topology_test.go uses the same). They register
+// as examples/mig/h100-mig-node.yaml shows (cores 13, 25, 46, 100).
 const std::vector<MigInstanceFacts>& h100_80gb() {
   static const std::vector<MigInstanceFacts> facts = {
       {1, 9984, 16, 7, one_slice_placements(7)},
