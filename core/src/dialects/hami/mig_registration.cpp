@@ -16,7 +16,7 @@ std::vector<MigPlacement> one_slice_placements(uint32_t n) {
 // H100 SXM5 80GB (NVML name "NVIDIA H100 80GB HBM3", 132 SMs): memory and
 // SM counts as `nvidia-smi mig -lgip` prints them on such a card (a public
 // capture: GiB with two decimals, 9.75, 19.62, 39.50, 79.25, read as 9984,
-// 20096, 40448, 81152 MiB: 19.62 is 20096 to within 5 MiB; SMs 16, 32, 60,
+// 20096, 40448, 81152 MiB: 19.62 means 20086 to 20096 MiB; SMs 16, 32, 60,
 // 64, 132), the plain N-slice profiles only (1g.10gb+me and 1g.20gb are
 // other profile ids HAMi never asks for). Placements: the 8-memory-slice
 // geometry NVIDIA's MIG user guide draws for A100 and H100 ({0..6}:1,
