@@ -8,32 +8,30 @@
 
 namespace gpuslice::sim {
 
-namespace dra = core::dra;
-
 bool DraSnapshotReading::take(const core::codec::KubeObject& object,
                               const core::codec::ReadContext& context) {
   const auto* r = std::get_if<core::codec::ResourceObject>(&object);
   if (!r) return false;
-  dra::add_resource_object(*r, context, objects_);
+  core::dra::add_resource_object(*r, context, objects_);
   return true;
 }
 
 void DraSnapshotReading::note_pod(size_t doc, const core::codec::PodObject& pod,
                                   const core::codec::ReadContext& context) {
   if (!pod.resource_claims.leaf.given()) return;
-  auto refs = dra::pod_claims(pod, context);
+  auto refs = core::dra::pod_claims(pod, context);
   if (!refs.empty()) pods_.emplace_back(doc, std::move(refs));
 }
 
 void DraSnapshotReading::register_nodes(std::vector<core::codec::NodeDocument>& nodes,
                                         const std::string& source, std::vector<std::string>& warnings) const {
   if (objects_.slices.empty()) return;
-  const dra::SliceIndex index(objects_.slices);
+  const core::dra::SliceIndex index(objects_.slices);
   for (core::codec::NodeDocument& n : nodes) {
     if (!core::dialects::unregistered(n)) continue;  // HAMi's registration (or another's) comes first
-    dra::NodeInfo info{n.node.name, {}};
+    core::dra::NodeInfo info{n.node.name, {}};
     for (const auto& [key, value] : n.labels) info.labels.emplace_back(key, value);
-    auto cards = dra::cards_from_slices(index, info, source, n.line, warnings);
+    auto cards = core::dra::cards_from_slices(index, info, source, n.line, warnings);
     if (cards.empty()) continue;
     n.node.devices = std::move(cards);
     n.registered = true;  // later dialects do not count these cards again
@@ -46,13 +44,13 @@ std::vector<MalformedPod> DraSnapshotReading::read_claims(const core::Cluster& c
                                                           std::vector<std::string>& warnings) {
   std::vector<MalformedPod> malformed;
   if (pods_.empty()) return malformed;
-  const dra::ClaimIndex claims(objects_);
+  const core::dra::ClaimIndex claims(objects_);
   std::unordered_set<std::string> counted;  // claims a pod already holds: a shared claim counts once
   for (auto& [doc_index, refs] : pods_) {
     core::codec::PodDocument& doc = docs[doc_index];
     const std::string name = doc.request.ns + "/" + doc.request.name;
     if (doc.terminated()) continue;
-    dra::ResolvedClaims resolved = claims.resolve(doc.request.ns, refs);
+    core::dra::ResolvedClaims resolved = claims.resolve(doc.request.ns, refs);
     const auto bound = doc.node_name.empty() ? std::nullopt : cluster.find(doc.node_name);
     if (bound) {
       if (!resolved.missing.empty()) {
@@ -61,14 +59,14 @@ std::vector<MalformedPod> DraSnapshotReading::read_claims(const core::Cluster& c
                         doc.line, name, resolved.missing));
         continue;
       }
-      std::vector<dra::ResolvedClaim> own;
+      std::vector<core::dra::ResolvedClaim> own;
       for (const auto& c : resolved.claims)
         if (!c.allocation || counted.insert(c.name).second) own.push_back(c);
       // A spec the request model cannot say: the pod asks what it holds.
-      (void)dra::request_from_claims(own, doc.request);
+      (void)core::dra::request_from_claims(own, doc.request);
       core::PodAllocation allocation;
       if (std::string problem =
-              dra::held_from_allocations(own, cluster.node(*bound), doc.request, allocation);
+              core::dra::held_from_allocations(own, cluster.node(*bound), doc.request, allocation);
           !problem.empty()) {
         warnings.push_back(
             fmt::format("{}:{}: pod '{}': {}: its devices are not counted", source, doc.line, name, problem));
@@ -78,7 +76,7 @@ std::vector<MalformedPod> DraSnapshotReading::read_claims(const core::Cluster& c
       continue;
     }
     std::string problem = resolved.missing.empty()
-                              ? dra::request_from_claims(resolved.claims, doc.request)
+                              ? core::dra::request_from_claims(resolved.claims, doc.request)
                               : fmt::format("names {}, which the dump lacks", resolved.missing);
     if (problem.empty()) continue;
     MalformedPod m{name, source, doc.line, "spec.resourceClaims", problem};
