@@ -28,6 +28,11 @@
 #endif
 
 int main(int argc, char** argv) {
+  // mimalloc (cmake/GpusliceAllocator.cmake) aborts when `new` fails and no
+  // new-handler is set; with this one a failed allocation throws
+  // std::bad_alloc as the standard says, and the catch below turns it into
+  // a message and exit 2 instead of a SIGABRT.
+  std::set_new_handler([] { throw std::bad_alloc(); });
   CLI::App app{"gpuslice: share GPUs by slices (placement, simulation, enforcement)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpuslice ") + GPUSLICE_VERSION);
