@@ -14,7 +14,7 @@ namespace {
 constexpr uint64_t GiB = 1ull << 30;
 }
 
-TEST_CASE("memory room: the least of MemAvailable, the rlimits less use, the cgroup less use") {
+TEST_CASE("memory room is the least of MemAvailable and the rlimits and the cgroup less their use") {
   cli::MemoryFacts f;
   CHECK(cli::memory_room_of(f).bytes == UINT64_MAX);
   CHECK(cli::memory_room_of(f).limit.empty());
