@@ -28,11 +28,6 @@
 #endif
 
 int main(int argc, char** argv) {
-  // mimalloc (cmake/GpusliceAllocator.cmake) aborts when `new` fails and no
-  // new-handler is set; with this one a failed allocation throws
-  // std::bad_alloc as the standard says, and the catch below turns it into
-  // a message and exit 2 instead of a SIGABRT.
-  std::set_new_handler([] { throw std::bad_alloc(); });
   CLI::App app{"gpuslice: share GPUs by slices (placement, simulation, enforcement)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpuslice ") + GPUSLICE_VERSION);
@@ -89,7 +84,8 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::bad_alloc&) {
     // The memory guards refuse a run whose estimate does not fit before it
-    // starts; an allocation that fails anyway is still no crash.
+    // starts; an allocation that fails anyway is still no crash (with
+    // mimalloc, cli/throwing_new.cpp makes it throw rather than abort).
     std::cerr << "gpuslice: out of memory (the run needs more than this process may use; see docs/cli.md)\n";
     return 2;
   } catch (const std::exception& e) {

@@ -46,4 +46,9 @@ expect snapshot-huge 2 "memory guard: reading '.*huge-dump.json' \(8.0 GiB\) nee
 expect defrag-huge 2 "memory guard: reading '.*huge-dump.json' \(8.0 GiB\) needs about" -- \
   $T $LIMIT "$BIN" defrag --snapshot "$OUT/huge-dump.json" --for-queue --out "$OUT/defrag"
 
+# The last line: an allocation that fails anyway (validate has no estimate
+# and reads the whole file) is a message and exit 2, not a SIGABRT.
+expect validate-out-of-memory 2 "gpuslice: out of memory" -- \
+  $T $LIMIT "$BIN" validate "$OUT/huge-dump.json"
+
 report
