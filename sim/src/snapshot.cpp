@@ -9,9 +9,11 @@
 #include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/disruption/budget_facts.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/sim/durations.hpp"
+#include "snapshot_budgets.hpp"
 
 namespace gpuslice::sim {
 
@@ -103,6 +105,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   std::vector<core::codec::NodeDocument> nodes;
   std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
   std::vector<core::codec::PriorityClassDocument> priority_classes;
+  std::vector<core::disruption::BudgetFacts> budgets;
   core::codec::read_kube_objects(
       text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
         if (auto* node = std::get_if<core::codec::NodeObject>(&object))
@@ -115,6 +118,10 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
           snap.quotas.push_back(core::codec::namespace_quota(*quota, context, &snap.warnings));
         else if (auto* cls = std::get_if<core::codec::PriorityClassObject>(&object))
           priority_classes.push_back(core::codec::priority_class_document(*cls, context));
+        else if (auto* pdb = std::get_if<core::codec::PodDisruptionBudgetObject>(&object))
+          if (auto f = core::disruption::budget_facts(core::codec::budget_document(*pdb, context), source,
+                                                      snap.warnings))
+            budgets.push_back(std::move(*f));
       });
   // Pods of a hand-written dump may name a class instead of carrying
   // spec.priority, which the API server would have filled in.
@@ -179,7 +186,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         ++snap.skipped[kSkipKaiReservation];  // its CPU and memory still count on its node
         if (const auto h = core::holding_of(p, doc.request.host))
           cluster.charge(h->node, h->allocation, h->host);
-        snap.starting.push_back({doc.request, p.node, {}, kForever, priority_of(doc), true});
+        snap.starting.push_back({doc.request, p.node, {}, kForever, priority_of(doc), true, {}, {}});
         continue;
       case core::PlacedRole::BoundOnly:
       case core::PlacedRole::Hami:
@@ -247,10 +254,15 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   });
   for (const auto& q : queue) {
     const double duration = duration_of(docs[q.doc]);
-    snap.queue.push_back({std::move(docs[q.doc].request), duration, priority_of(docs[q.doc]),
-                          docs[q.doc].meta.controller.has_value()});
+    snap.queue.push_back({std::move(docs[q.doc].request),
+                          duration,
+                          priority_of(docs[q.doc]),
+                          docs[q.doc].meta.controller.has_value(),
+                          {},
+                          {}});
   }
   for (size_t i = 0; i < cluster.size(); ++i) snap.nodes.push_back(cluster.node(i));
+  attach_budgets(snap, std::move(budgets));
   return snap;
 }
 
