@@ -362,3 +362,66 @@ TEST_CASE("preemption: a dump's PodDisruptionBudget, recomputed from its pods", 
                       Catch::Contains("spec.selector.matchLabels.app"));
   }
 }
+
+namespace {
+std::string node_yaml(const std::string& name) {
+  return "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: " + name +
+         "\n    annotations:\n      hami.io/node-nvidia-register: "
+         "'[{\"id\":\"GPU-" +
+         name +
+         "\",\"count\":10,\"devmem\":16000,\"devcore\":100,\"type\":\"NVIDIA-Tesla T4\",\"health\":true}]'\n";
+}
+std::string gpu_pod(const std::string& name, const std::string& node, int priority, int mib, bool db) {
+  std::string y =
+      "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: " + name + "\n    namespace: default\n";
+  if (db)
+    y += "    labels: {app: db}\n    ownerReferences:\n    - {apiVersion: apps/v1, kind: ReplicaSet, name: "
+         "db-rs, "
+         "uid: rs-1, controller: true}\n";
+  if (!node.empty())
+    y += "    annotations:\n      hami.io/bind-phase: success\n      hami.io/vgpu-node: " + node +
+         "\n      hami.io/vgpu-devices-allocated: GPU-" + node + ",NVIDIA," + std::to_string(mib) + ",0:;\n";
+  else
+    y += "    creationTimestamp: \"2026-11-28T10:00:0" + name.substr(name.size() - 1) + "Z\"\n";
+  y += "  spec:\n" + (node.empty() ? std::string() : "    nodeName: " + node + "\n") +
+       "    priority: " + std::to_string(priority) +
+       "\n    containers:\n    - name: main\n      resources:\n        limits: {nvidia.com/gpu: 1, "
+       "nvidia.com/gpumem: " +
+       std::to_string(mib) + "}\n  status:\n    phase: " + (node.empty() ? "Pending" : "Running") + "\n";
+  return y;
+}
+}  // namespace
+
+TEST_CASE("preemption: a budget's allowance follows the run, not the dump's status",
+          "[sim][preemption][pdb]") {
+  // db-0 on gpu-a and db-1 on gpu-b (priority 10, a ReplicaSet's, 12000
+  // MiB), batch-0 on gpu-c (priority 100, 12000 MiB); budget db:
+  // maxUnavailable 1 (expected 2, desired 1, healthy 2: allowed 1).
+  // urgent-1 and urgent-2 (priority 1000, 10000 MiB) are pending.
+  // urgent-1: no node breaks the budget; the db nodes' victims have the
+  // lowest priority: one db pod goes (which, the random offset decides),
+  // made again, pending (healthy 1: allowed 0). urgent-2: the other db
+  // pod would now break the budget; gpu-c breaks none: batch-0 goes.
+  // Read once from the dump's status (1), both evictions would take db pods.
+  const std::string dump =
+      "apiVersion: v1\nkind: List\nitems:\n" + node_yaml("gpu-a") + node_yaml("gpu-b") + node_yaml("gpu-c") +
+      gpu_pod("db-0", "gpu-a", 10, 12000, true) + gpu_pod("db-1", "gpu-b", 10, 12000, true) +
+      gpu_pod("batch-0", "gpu-c", 100, 12000, false) + gpu_pod("urgent-1", "", 1000, 10000, false) +
+      gpu_pod("urgent-2", "", 1000, 10000, false) +
+      "- apiVersion: policy/v1\n  kind: PodDisruptionBudget\n  metadata: {name: db, namespace: default}\n"
+      "  spec:\n    maxUnavailable: 1\n    selector:\n      matchLabels: {app: db}\n"
+      "  status: {disruptionsAllowed: 1}\n";
+  Scenario s;
+  s.name = "allowance";
+  s.queue = QueueDiscipline::SkipAhead;
+  s.snapshot = parse_snapshot(dump, "allowance.yaml");
+  set_fleet_counts(s, {}, {});
+  const RunResult r = run(s, Preemption::HamiAware);
+  const auto events = preempted(r);
+  REQUIRE(events.size() == 2);
+  CHECK((events[0]->pod == "db-0" || events[0]->pod == "db-1"));
+  CHECK(events[0]->related == "default/urgent-1");
+  CHECK(events[1]->pod == "batch-0");
+  CHECK(events[1]->related == "default/urgent-2");
+  CHECK(events[1]->message == "Preempted by a pod on node gpu-c");
+}
