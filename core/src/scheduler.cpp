@@ -559,8 +559,8 @@ std::vector<uint32_t> failed_by_name(const Cluster& cluster, const Decision& dec
   return order;
 }
 
-std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
-                                           size_t considered) {
+std::vector<KubeEvent> filtering_failed_events(const Cluster& cluster, const Decision& decision,
+                                               size_t considered) {
   // HAMi lists each reason's nodes by name under the reasons in name order
   // (a map of reason to nodes). The failed nodes are put in name order once,
   // then dealt to their reasons, which keeps each list in that order: at
@@ -586,7 +586,7 @@ std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decisio
   std::sort(reasons.begin(), reasons.end(),
             [](Reason a, Reason b) { return reason_name(a) < reason_name(b); });
 
-  std::vector<Event> events;
+  std::vector<KubeEvent> events;
   for (const Reason reason : reasons) {
     const auto& nodes = by_reason[static_cast<size_t>(reason)];
     // One pass over the names: appending lets the text grow as it must,

@@ -16,8 +16,8 @@
 #include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/quota.hpp"
 #include "gpuslice/serve/decision_state.hpp"
+#include "gpuslice/serve/extender_metrics.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
-#include "gpuslice/serve/metrics.hpp"
 
 using namespace gpuslice;
 using namespace gpuslice::serve;
