@@ -30,14 +30,18 @@ bool cheaper(double cost_a, const std::vector<int>& a, double cost_b, const std:
 }  // namespace
 
 void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const std::vector<Group>& groups,
-                     int lo, int hi, PlanResult& result, std::function<bool(double)> should_continue) {
+                     int lo, int hi, PlanResult& result, std::function<bool(double)> should_continue,
+                     std::vector<int> floors) {
+  const bool autoscale = req.autoscale;
+  floors.resize(groups.size(), 0);
   // A node's price per template; every price must name some template or its cards.
   std::vector<double> price;
   for (const auto& g : groups) {
-    price.push_back(node_price(base.fleet_groups.at(g.index), req.prices));
+    price.push_back(autoscale ? base.node_groups.at(g.index).price_per_hour
+                              : node_price(base.fleet_groups.at(g.index), req.prices));
     result.node_prices[g.name] = price.back();
   }
-  {
+  if (!autoscale) {
     std::vector<const sim::FleetGroup*> fleet;
     for (const auto& g : groups) fleet.push_back(&base.fleet_groups.at(g.index));
     result.warnings = ambiguous_price_keys(fleet, req.prices);
@@ -54,7 +58,8 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
           fmt::format("'{}' names no varied fleet template and none of their cards' models", p.key));
   }
   const size_t k = groups.size();
-  const double grid = std::pow(static_cast<double>(hi) + 1, static_cast<double>(k));
+  double grid = 1;
+  for (int f : floors) grid *= static_cast<double>(hi - f + 1);
   if (req.search == "scan" && grid > kMaxScan)
     throw InputError(
         "arguments", 0, "search",
@@ -64,7 +69,8 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
   const double expected =
       static_cast<double>(result.seeds.size()) *
       (req.search == "scan" ? grid : std::pow(hi + 1.0, static_cast<double>(k) - 1) * log_steps);
-  FleetTrials trials(base, req.run, groups, req.targets, result.seeds, should_continue, expected, price);
+  FleetTrials trials(base, req.run, groups, req.targets, result.seeds, should_continue, expected, price,
+                     autoscale);
   if (hi > 0) result.never_placeable = trials.set_aside_never_placeable(std::vector<int>(groups.size(), hi));
   auto cost_of = [&](const std::vector<int>& counts) {
     double c = 0;
@@ -75,28 +81,29 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
   std::optional<std::vector<int>> best;
   double best_cost = 0;
   auto consider = [&](const std::vector<int>& counts) {
-    const double c = cost_of(counts);
+    // Autoscaled: what the runs cost, not what the counts do.
+    const double c = autoscale ? *trials.evaluate(counts)->cost : cost_of(counts);
     if (!best || cheaper(c, counts, best_cost, *best)) {
       best = counts;
       best_cost = c;
     }
   };
   // The other templates' counts, odometer-wise: prefix[0..k-2], each 0..hi.
-  std::vector<int> counts(k, 0);
+  std::vector<int> counts = floors;
   while (!trials.stopped()) {
     const int prefix_nodes = std::accumulate(counts.begin(), counts.end() - 1, 0);
     counts.back() = 0;
     const double prefix_cost = cost_of(counts);
-    const int first = std::max(0, lo - prefix_nodes);
+    const int first = std::max(floors.back(), lo - prefix_nodes);
     if (req.search == "scan") {
       for (int c = first; c <= hi && !trials.stopped(); ++c) {
         counts.back() = c;
         if (const PlanPoint* p = trials.evaluate(counts); p && p->meets) consider(counts);
       }
-    } else if (!best || prefix_cost <= best_cost) {
+    } else if (autoscale || !best || prefix_cost <= best_cost) {
       // The last template's counts a cheaper (or as cheap) fleet can have.
       int last = hi;
-      if (best)
+      if (best && !autoscale)
         last =
             std::min<int>(hi, static_cast<int>(std::floor((best_cost - prefix_cost) / price.back() + 1e-9)));
       if (first <= last) {
@@ -126,7 +133,10 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
     }
     // The next prefix.
     size_t i = 0;
-    while (i + 1 < k && counts[i] == hi) counts[i++] = 0;
+    while (i + 1 < k && counts[i] == hi) {
+      counts[i] = floors[i];
+      ++i;
+    }
     if (i + 1 >= k) break;
     ++counts[i];
   }
@@ -173,6 +183,15 @@ std::string mix_text(const std::map<std::string, int>& counts) {
     if (n > 0) parts.push_back(fmt::format("{} x {}", n, name));
   return parts.empty() ? std::string("no nodes") : fmt::format("{}", fmt::join(parts, " + "));
 }
+
+// plan --autoscale: each node group's max.
+std::string max_text(const std::map<std::string, int>& counts) {
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : counts) parts.push_back(fmt::format("{} max {}", name, n));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+constexpr double kHoursPerDay = 24;
 }  // namespace
 
 namespace {
@@ -190,12 +209,63 @@ void add_prices(const PlanResult& r, nlohmann::ordered_json& j) {
   for (size_t i = 0; i < r.points.size() && i < curve.size(); ++i)
     curve[i]["cost"] = cents(*r.points[i].cost);
   nlohmann::ordered_json cheaper = nlohmann::ordered_json::array();
-  for (const PlanPoint* p : cheaper_misses(r, 3))
+  for (const PlanPoint* p : cheaper_misses(r, 3)) {
     cheaper.push_back({{"counts", p->counts}, {"cost", cents(*p->cost)}, {"misses", misses(*p, r.targets)}});
+    if (r.autoscale) cheaper.back()["cost_per_day"] = cents(*p->cost * kHoursPerDay);
+  }
   j["cheaper_misses"] = cheaper;
+  if (!r.autoscale) return;
+  // Autoscaled: counts are each group's max, prices a node's, costs the runs'.
+  j["autoscale"] = true;
+  j["cost_per_day"] =
+      r.cost ? nlohmann::ordered_json(cents(*r.cost * kHoursPerDay)) : nlohmann::ordered_json(nullptr);
+  // j["curve"] again: adding keys to an ordered_json moved its entries.
+  for (size_t i = 0; i < r.points.size() && i < j["curve"].size(); ++i)
+    j["curve"][i]["cost_per_day"] = cents(*r.points[i].cost * kHoursPerDay);
 }
 
+namespace {
+// plan --autoscale for a person: each group's max tried, its cost per day and hour.
+std::string autoscale_text(const PlanResult& r) {
+  std::vector<std::string> targets, prices;
+  for (const auto& t : r.targets) targets.push_back(t.text());
+  for (const auto& [name, price] : r.node_prices) prices.push_back(fmt::format("{} {:.2f}/h", name, price));
+  std::string out = fmt::format(
+      "plan {} --autoscale  policy {}  targets {}  seeds {}\n  a node costs: {}\n"
+      "  cost per day: the run's node-hours x price_per_hour of every group, over its simulated hours, x 24 "
+      "(the worst seed's)\n",
+      r.scenario, r.policy, fmt::join(targets, ", "), fmt::join(r.seeds, ","), fmt::join(prices, ", "));
+  size_t width = 12;
+  for (const auto& p : r.points) width = std::max(width, max_text(p.counts).size());
+  out += fmt::format("  {:<{}} {:>10} {:>10} {:>5} {:>10} {:>10} {:>10}\n", "node groups", width, "cost/day",
+                     "cost/h", "meets", "p95_pend_s", "refused%", "failed%");
+  for (const auto& p : r.points) {
+    auto get = [&](const char* k) {
+      return p.metrics.contains(k) && p.metrics[k].is_number() ? p.metrics[k].get<double>() : std::nan("");
+    };
+    out += fmt::format("  {:<{}} {:>10.2f} {:>10.2f} {:>5} {:>10.1f} {:>10.2f} {:>10.2f}\n",
+                       max_text(p.counts), width, *p.cost * kHoursPerDay, *p.cost, p.meets ? "yes" : "no",
+                       get("p95_pending_s"), get("refused_pct"), get("failed_pct"));
+  }
+  if (r.interrupted) out += "  interrupted\n";
+  if (r.cost)
+    out += fmt::format(
+        "answer: {}, {:.2f} per day ({:.2f} per hour): the cheapest max in range that meets the targets\n",
+        max_text(r.counts), *r.cost * kHoursPerDay, *r.cost);
+  else
+    out += fmt::format("answer: no max of up to {} per group meets the targets\n", r.max_count);
+  const auto cheaper = cheaper_misses(r, 3);
+  if (!cheaper.empty()) out += r.cost ? "cheaper that miss:\n" : "closest tried:\n";
+  for (const PlanPoint* p : cheaper)
+    out += fmt::format("  {}, {:.2f}/day: {}\n", max_text(p->counts), *p->cost * kHoursPerDay,
+                       fmt::join(misses(*p, r.targets), "; "));
+  return out;
+}
+
+}  // namespace
+
 std::string priced_text(const PlanResult& r) {
+  if (r.autoscale) return autoscale_text(r);
   std::vector<std::string> targets, prices;
   for (const auto& t : r.targets) targets.push_back(t.text());
   for (const auto& [name, price] : r.node_prices) prices.push_back(fmt::format("{} {:.2f}/h", name, price));

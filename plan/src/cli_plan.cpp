@@ -23,7 +23,7 @@ struct PlanArgs {
   sim::SnapshotFlags snapshot;
   std::vector<std::string> targets, vary, sets, prices;
   int min_count = 1, max_count = 0, curve_points = 8;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, autoscale = false;
 };
 
 // --out: a folder (plan.json inside, as every other --out is a folder), or a
@@ -87,6 +87,9 @@ void register_cli(CLI::App& app) {
                   "also write the result as JSON: a folder (an existing one, or a path ending in /) gets "
                   "plan.json; any other path is the file itself");
   cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_flag("--autoscale", a->autoscale,
+                "search the node groups' max instead (the cheapest max per group, or combination, that meets "
+                "the targets, costed by the runs: cost per day); --vary names groups");
   cmd->add_flag("--quiet", a->quiet, "no progress line (it is shown only when stderr is a terminal)");
   cmd->callback([a, cmd] {
     PlanRequest req;
@@ -100,8 +103,9 @@ void register_cli(CLI::App& app) {
     } else if (a->scenario.empty()) {
       throw core::InputError("command line", 0, "scenario", "give SCENARIO.yaml, or --snapshot and --add");
     } else if (!a->add.empty() || a->snapshot.snapshot_only_given()) {
-      throw core::InputError("command line", 0, "--snapshot",
-                             "--add, --cordon, --assume-duration and --device-config go with --snapshot");
+      throw core::InputError(
+          "command line", 0, "--snapshot",
+          "--add, --cordon, --assume-duration, --device-config and --node-groups go with --snapshot");
     }
     for (const auto& s : a->sets) {
       const auto eq = s.find('=');
@@ -127,6 +131,7 @@ void register_cli(CLI::App& app) {
     req.search = a->search;
     req.curve_points = a->curve_points;
     for (const auto& p : a->prices) req.prices.push_back(parse_price(p));
+    req.autoscale = a->autoscale;
     cli::Progress progress("plan", a->quiet);
     std::function<bool(double)> report;
     if (progress.shown())

@@ -13,13 +13,14 @@ using nlohmann::ordered_json;
 FleetTrials::FleetTrials(const sim::Scenario& base, const RunSpec& spec, std::vector<Group> groups,
                          const std::vector<Target>& targets, std::vector<uint64_t> seeds,
                          std::function<bool(double)> should_continue, double expected_runs,
-                         std::vector<double> node_prices)
+                         std::vector<double> node_prices, bool node_group_max)
     : base_(base),
       spec_(spec),
       groups_(std::move(groups)),
       targets_(targets),
       seeds_(std::move(seeds)),
       node_prices_(std::move(node_prices)),
+      node_group_max_(node_group_max),
       should_continue_(std::move(should_continue)),
       expected_(std::max(1.0, expected_runs)) {}
 
@@ -30,7 +31,30 @@ bool FleetTrials::keep_going(double within_run) {
   return !stop_;
 }
 
+sim::Scenario FleetTrials::sized(const std::vector<int>& counts) const {
+  sim::Scenario scenario = base_;
+  if (node_group_max_) {
+    for (size_t i = 0; i < groups_.size(); ++i) scenario.node_groups.at(groups_[i].index).max = counts[i];
+    return scenario;
+  }
+  std::vector<size_t> which;
+  for (const auto& g : groups_) which.push_back(g.index);
+  sim::set_fleet_counts(scenario, which, counts);
+  return scenario;
+}
+
 namespace {
+// A run's cost per hour of simulated time: every node group's node-hours x
+// its price_per_hour (unrounded), over the hours simulated.
+double run_cost_per_hour(const ordered_json& summary) {
+  const double hours = summary.value("simulated_seconds", 0.0) / 3600.0;
+  if (!(hours > 0) || !summary.contains("node_groups")) return 0;
+  double cost = 0;
+  for (const auto& g : summary["node_groups"])
+    cost += g.value("node_hours", 0.0) * g.value("price_per_hour", 0.0);
+  return cost / hours;
+}
+
 // The summary the targets are judged on: the pods set aside counted out.
 ordered_json judged_summary(const sim::RunResult& r, const std::set<std::string>& never) {
   if (never.empty()) return r.summary;
@@ -45,10 +69,7 @@ ordered_json judged_summary(const sim::RunResult& r, const std::set<std::string>
 }  // namespace
 
 std::vector<std::string> FleetTrials::set_aside_never_placeable(const std::vector<int>& top) {
-  std::vector<size_t> which;
-  for (const auto& g : groups_) which.push_back(g.index);
-  sim::Scenario scenario = base_;
-  sim::set_fleet_counts(scenario, which, top);
+  const sim::Scenario scenario = sized(top);
   RunSpec spec = spec_;
   std::vector<std::string> shown;
   std::set<std::string> named;
@@ -81,16 +102,13 @@ const PlanPoint* FleetTrials::evaluate(const std::vector<int>& counts) {
   if (stop_) return nullptr;
   PlanPoint p;
   p.count = std::accumulate(counts.begin(), counts.end(), 0);
-  std::vector<size_t> which;
   for (size_t i = 0; i < groups_.size(); ++i) {
-    which.push_back(groups_[i].index);
     p.counts[groups_[i].name.empty() ? fmt::format("fleet[{}]", groups_[i].index) : groups_[i].name] =
         counts[i];
   }
-  if (!node_prices_.empty())
+  if (!node_prices_.empty() && !node_group_max_)
     p.cost = std::inner_product(counts.begin(), counts.end(), node_prices_.begin(), 0.0);
-  sim::Scenario scenario = base_;
-  sim::set_fleet_counts(scenario, which, counts);
+  const sim::Scenario scenario = sized(counts);
   RunSpec spec = spec_;
   std::map<std::string, double> worst;
   p.meets = true;
@@ -118,6 +136,7 @@ const PlanPoint* FleetTrials::evaluate(const std::vector<int>& counts) {
         it->second = v;
       if (!tg.met_by(v)) p.meets = false;
     }
+    if (node_group_max_) p.cost = std::max(p.cost.value_or(0.0), run_cost_per_hour(r.summary));
     p.summaries.push_back(std::move(r.summary));
   }
   p.metrics = ordered_json::object();

@@ -14,9 +14,10 @@
 
 namespace gpuslice::plan {
 
-// A fleet template whose count a plan varies.
+// A fleet template whose count a plan varies (plan --autoscale: a node
+// group whose max it varies).
 struct Group {
-  size_t index;  // in the scenario's fleet list
+  size_t index;  // in the scenario's fleet list (autoscale: its node_groups)
   std::string name;
   int base_count;
 };
@@ -26,10 +27,12 @@ class FleetTrials {
   // `expected_runs`: how many simulations the search expects, for the
   // fraction `should_continue` is given. `node_prices`: per group, a node's
   // price per hour (a tried fleet's cost); empty when unpriced.
+  // node_group_max (plan --autoscale): counts are the node groups' max, and
+  // a fleet's cost is its runs' (the worst seed's), per hour.
   FleetTrials(const sim::Scenario& base, const RunSpec& spec, std::vector<Group> groups,
               const std::vector<Target>& targets, std::vector<uint64_t> seeds,
               std::function<bool(double)> should_continue, double expected_runs,
-              std::vector<double> node_prices = {});
+              std::vector<double> node_prices = {}, bool node_group_max = false);
   // The fleet with counts[i] nodes of groups[i]; nullptr once stopped.
   const PlanPoint* evaluate(const std::vector<int>& counts);
   bool stopped() const { return stop_; }
@@ -44,12 +47,14 @@ class FleetTrials {
 
  private:
   bool keep_going(double within_run);
+  sim::Scenario sized(const std::vector<int>& counts) const;
   const sim::Scenario& base_;
   const RunSpec& spec_;
   std::vector<Group> groups_;
   const std::vector<Target>& targets_;
   std::vector<uint64_t> seeds_;
   std::vector<double> node_prices_;
+  bool node_group_max_ = false;
   std::function<bool(double)> should_continue_;
   double expected_;
   size_t runs_done_ = 0;

@@ -323,6 +323,68 @@ std::vector<int> apportion(const std::vector<Group>& groups, int total) {
 
 }  // namespace
 
+namespace {
+// plan --autoscale: the cheapest max per node group (or combination of
+// them) that meets the targets, each costed by its runs (cheapest.hpp).
+PlanResult plan_autoscale(const PlanRequest& req, const sim::Scenario& base,
+                          std::function<bool(double)> should_continue) {
+  const std::string source = req.run.scenario.path.empty() ? req.run.scenario.source : req.run.scenario.path;
+  if (base.node_groups.empty())
+    throw InputError(source, 0, "node_groups", "plan --autoscale needs a scenario with node_groups");
+  if (!req.prices.empty())
+    throw InputError("command line", 0, "--price",
+                     "plan --autoscale prices nodes by the groups' price_per_hour, not --price");
+  if (req.run.scenario.snapshot && !req.run.scenario.snapshot->add_nodes.empty())
+    throw InputError("command line", 0, "--add", "plan --autoscale varies the node groups' max, not --add");
+  std::vector<Group> groups;
+  std::vector<int> floors;
+  auto add = [&](size_t i) {
+    const sim::NodeGroupSpec& g = base.node_groups[i];
+    groups.push_back({i, g.name, g.max});
+    // max is at least 1, the group's min and its members (snapshot nodes).
+    floors.push_back(std::max({1, g.min, static_cast<int>(g.members.size())}));
+  };
+  if (req.vary.empty()) {
+    for (size_t i = 0; i < base.node_groups.size(); ++i) add(i);
+  } else {
+    for (const auto& v : req.vary) {
+      auto it = std::find_if(base.node_groups.begin(), base.node_groups.end(),
+                             [&](const sim::NodeGroupSpec& g) { return g.name == v; });
+      if (it == base.node_groups.end())
+        throw InputError("arguments", 0, "vary", fmt::format("the scenario has no node group named '{}'", v));
+      add(static_cast<size_t>(it - base.node_groups.begin()));
+    }
+  }
+  if (req.max_count < 0)
+    throw InputError("arguments", 0, "max_count",
+                     fmt::format("{} is negative (0 or none: the default)", req.max_count));
+  // Default: up to the largest max the scenario gives.
+  int hi = req.max_count;
+  if (hi == 0)
+    for (const auto& g : groups) hi = std::max(hi, g.base_count);
+  for (size_t i = 0; i < groups.size(); ++i)
+    if (floors[i] > hi)
+      throw InputError("arguments", 0, "max_count",
+                       fmt::format("{} is below group '{}''s least max ({}: its min, members, at least 1)",
+                                   hi, groups[i].name, floors[i]));
+  if (hi > 1'000'000) throw InputError("arguments", 0, "max_count", "must be at most 1000000");
+  PlanResult result;
+  result.autoscale = true;
+  result.targets = req.targets;
+  for (const auto& g : groups) result.vary.push_back(g.name);
+  result.min_count = 0;
+  result.max_count = hi;
+  {
+    const sim::RunOptions o = options_for(base, req.run);
+    result.policy = o.policy;
+    result.scenario = base.name;
+    result.seeds = req.seeds.empty() ? std::vector<uint64_t>{o.seed} : req.seeds;
+  }
+  search_cheapest(req, base, groups, 0, hi, result, std::move(should_continue), floors);
+  return result;
+}
+}  // namespace
+
 PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> should_continue) {
   if (is_openb(req.run.scenario))
     throw InputError("arguments", 0, "scenario",
@@ -336,9 +398,10 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   const bool snapshot = req.run.scenario.snapshot.has_value() || (req.scenario && req.scenario->snapshot);
   if (req.run.scenario.path.empty() && !req.run.scenario.text && !snapshot && !req.scenario)
     throw InputError("arguments", 0, "scenario", "give a scenario");
-  if (req.run.scenario.snapshot && req.run.scenario.snapshot->add_nodes.empty())
+  if (req.run.scenario.snapshot && req.run.scenario.snapshot->add_nodes.empty() && !req.autoscale)
     throw InputError("arguments", 0, "add", "give the node to add (--add NODE.yaml)");
   const sim::Scenario base_scenario = req.scenario ? *req.scenario : load(req.run);
+  if (req.autoscale) return plan_autoscale(req, base_scenario, std::move(should_continue));
   if (base_scenario.fleet_groups.empty())
     throw InputError(req.run.scenario.path.empty() ? req.run.scenario.source : req.run.scenario.path, 0,
                      "fleet", "capacity planning needs a fleet of node templates x counts");

@@ -180,6 +180,18 @@ def snapshot_config(
     return cfg
 
 
+def add_node_groups(cfg: dict, node_groups: Any) -> None:
+    """As --node-groups FILE: Cluster Autoscaler's node groups for a snapshot run, whose nodes join
+    them by label (docs/simulator.md#node-groups-for-a-snapshot---node-groups-file)."""
+    if node_groups is None:
+        return
+    if "snapshot" not in cfg:
+        raise input_error("arguments", 0, "node_groups", "node_groups goes with snapshot=PATH")
+    if not isinstance(node_groups, (str, os.PathLike)) or _is_text(node_groups):
+        raise input_error("arguments", 0, "node_groups", f"expected a path, got {type(node_groups).__name__}")
+    cfg["snapshot"]["node_groups"] = os.fspath(node_groups)
+
+
 def dumps(cfg: Mapping[str, Any]) -> str:
     return json.dumps(cfg, default=_json_default)
 

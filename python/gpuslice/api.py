@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import _gpuslice
-from ._config import _is_text, check_progress, dumps, input_error, read_text, run_config
+from ._config import _is_text, add_node_groups, check_progress, dumps, input_error, read_text, run_config
 
 __all__ = ["place", "simulate", "SimResult", "Fleet", "pod_requests", "policies"]
 
@@ -239,6 +239,7 @@ def simulate(
     overrides: Mapping[str, Any] | None = None,
     progress: Callable[[float], Any] | None = None,
     snapshot: Any = None,
+    node_groups: Any = None,
     add_nodes: Any = None,
     cordon: Any = None,
     assume_duration: Any = None,
@@ -248,7 +249,8 @@ def simulate(
     snapshot: a cluster's `kubectl get nodes,pods -A -o yaml` (or -o json) as the start, as
     `gpuslice simulate --snapshot`; then scenario, if given, is a pods file for later arrivals,
     add_nodes "NODE.yaml:COUNT" strings (or {path: count}), cordon node names, assume_duration
-    "3h" or seconds (default: running pods never leave).
+    "3h" or seconds (default: running pods never leave). node_groups: a path, as `--node-groups
+    FILE`: Cluster Autoscaler's groups, the snapshot's nodes joining them by node_labels.
 
     scenario: a scenario YAML path, its text or a dict; or openb_nodes + openb_pods (CSV paths).
     policy: a name from gpuslice.policies() (default: the scenario's). tune: openb resampling
@@ -263,4 +265,5 @@ def simulate(
         assume_duration=assume_duration,
     )
     check_progress(progress)
+    add_node_groups(cfg, node_groups)
     return SimResult(_gpuslice.simulate(dumps(cfg), progress))

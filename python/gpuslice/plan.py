@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from . import _gpuslice
-from ._config import check_progress, dumps, input_error, run_config
+from ._config import add_node_groups, check_progress, dumps, input_error, run_config
 
 __all__ = ["plan_capacity", "PlanResult", "metric_names"]
 
@@ -68,6 +68,9 @@ class PlanResult:
         self.cost: float | None = data.get("cost")
         self.prices: dict[str, float] = dict(data.get("prices", {}))
         self.cheaper_misses: list[dict] = list(data.get("cheaper_misses", []))
+        # plan --autoscale: counts are each node group's max; the answer's cost per day.
+        self.autoscale: bool = bool(data.get("autoscale", False))
+        self.cost_per_day: float | None = data.get("cost_per_day")
 
     @property
     def curve(self) -> pd.DataFrame:
@@ -103,6 +106,8 @@ def plan_capacity(
     add: Any = None,
     cordon: Any = None,
     assume_duration: Any = None,
+    node_groups: Any = None,
+    autoscale: bool = False,
     vary: str | Iterable[str] | None = None,
     min_count: int | None = None,
     max_count: int | None = None,
@@ -127,7 +132,9 @@ def plan_capacity(
     seed does. search: "bisect" (assumes metrics improve with more nodes) or "scan".
     snapshot: start from a cluster (kubectl get nodes,pods -A -o yaml|json), as `gpuslice plan
     --snapshot`: add is the Node file(s) whose count is searched, from 0 (count = nodes added);
-    cordon and assume_duration as in simulate().
+    cordon and assume_duration as in simulate(); node_groups as in simulate() (--node-groups FILE).
+    autoscale: as `gpuslice plan --autoscale`: the cheapest max of each of the scenario's node groups
+    (vary names groups) that meets the targets; .cost per hour and .cost_per_day from the runs.
     prices: {template name or card model: cost per hour} (a node of the template, or a card of
     the model), as `gpuslice plan --price`: the answer is then the cheapest fleet that meets the
     targets, each varied template's count (0..max_count) searched on its own; .cost is its cost.
@@ -148,6 +155,7 @@ def plan_capacity(
         cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, overrides=overrides)
     if min_count is None:
         min_count = 1
+    add_node_groups(cfg, node_groups)
     if isinstance(vary, str):
         vary = [vary]
     if seeds is None:
@@ -172,5 +180,6 @@ def plan_capacity(
         int(curve_points),
         progress,
         price_texts,
+        bool(autoscale),
     )
     return PlanResult(json.loads(out))

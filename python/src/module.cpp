@@ -80,6 +80,9 @@ plan::RunSpec run_spec(const json& c) {
       snap.snapshot = j.at("path").get<std::string>();
       snap.add_nodes = j.value("add_nodes", std::vector<std::string>{});
       snap.cordon = j.value("cordon", std::vector<std::string>{});
+      // As --node-groups FILE: the snapshot's nodes join Cluster Autoscaler's groups by label.
+      if (j.contains("node_groups") && !j["node_groups"].is_null())
+        snap.node_groups = j["node_groups"].get<std::string>();
       if (j.contains("assume_duration") && !j["assume_duration"].is_null()) {
         const json& d = j["assume_duration"];
         snap.assume_duration = d.is_string() ? sim::parse_duration(d.get<std::string>())
@@ -584,7 +587,7 @@ PYBIND11_MODULE(_gpuslice, m) {
       [](const std::string& config, const std::vector<std::string>& targets,
          const std::vector<std::string>& vary, int min_count, int max_count,
          const std::vector<uint64_t>& seeds, const std::string& search, int curve_points, py::object progress,
-         const std::vector<std::string>& prices) {
+         const std::vector<std::string>& prices, bool autoscale) {
         plan::PlanRequest req;
         req.run = python::run_spec(python::parse_config(config));
         for (const auto& t : targets) req.targets.push_back(plan::parse_target(t));
@@ -595,6 +598,7 @@ PYBIND11_MODULE(_gpuslice, m) {
         req.search = search;
         req.curve_points = curve_points;
         for (const auto& p : prices) req.prices.push_back(plan::parse_price(p));
+        req.autoscale = autoscale;  // plan --autoscale: the node groups' max
         Interrupter interrupter(progress);
         plan::PlanResult result;
         std::string out;
@@ -608,7 +612,7 @@ PYBIND11_MODULE(_gpuslice, m) {
       },
       py::arg("config"), py::arg("targets"), py::arg("vary"), py::arg("min_count"), py::arg("max_count"),
       py::arg("seeds"), py::arg("search"), py::arg("curve_points"), py::arg("progress") = py::none(),
-      py::arg("prices") = std::vector<std::string>{},
+      py::arg("prices") = std::vector<std::string>{}, py::arg("autoscale") = false,
       "Capacity planning (JSON result: count, counts, curve, ...; priced: cost, prices, cheaper_misses).");
 
   m.def("metric_names", &plan::standard_metrics);

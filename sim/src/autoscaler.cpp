@@ -35,40 +35,53 @@ double cents(double x) { return std::round(x * 100) / 100; }
 Autoscaler::Autoscaler(const std::vector<NodeGroupSpec>& groups, const AutoscalerSpec& spec,
                        size_t first_node, core::Cluster& cluster, Metrics& metrics, uint64_t seed,
                        const std::string& gpu_policy)
-    : spec_(spec), first_(first_node), cluster_(cluster), metrics_(metrics), rng_(seed) {
+    : spec_(spec), cluster_(cluster), metrics_(metrics), rng_(seed) {
   core::PolicyArgs args;
   args.gpu_policy = gpu_policy;
   fit_policy_ = core::make_policy("hami", args);
+  entry_of_.assign(cluster_.size(), -1);
+  auto add_entry = [&](uint32_t gi, NodeState state, size_t node, bool member) {
+    entry_of_[node] = static_cast<int32_t>(state_.size());
+    state_.push_back({gi, state, -1, node, member});
+    blocks_.push_back(whole_node(cluster_.node(node)));
+    if (state == NodeState::Absent) {
+      block(node);
+      metrics_.node_present(cluster_, node, false);
+    }
+  };
   size_t node = first_node;
   for (uint32_t gi = 0; gi < groups.size(); ++gi) {
     Group g;
     g.spec = groups[gi];
     g.first = node;
-    g.gpu_memory = static_cast<int64_t>(g.spec.node.cards) * g.spec.node.card_memory_mib;
-    for (int i = 0; i < g.spec.max; ++i, ++node) {
-      state_.push_back({gi, i < g.spec.min ? NodeState::Ready : NodeState::Absent, -1});
-      blocks_.push_back(whole_node(cluster_.node(node)));
-      if (i >= g.spec.min) {
-        block(node);
-        metrics_.node_present(cluster_, node, false);
-      }
+    if (g.spec.max > 0) {
+      const core::Node& t = cluster_.node(node);
+      g.cpu_milli = t.capacity.cpu_milli;
+      g.memory_mib = t.capacity.memory_mib;
+      for (const auto& d : t.devices) g.gpu_memory += d.memory_mib;
     }
-    g.ready = g.spec.min;
-    g.peak = g.spec.min;
+    for (size_t m : g.spec.members) add_entry(gi, NodeState::Ready, m, true);
+    // min counts the members: new nodes make up the rest from the start.
+    const int members = static_cast<int>(g.spec.members.size());
+    const int made = std::max(0, g.spec.min - members);
+    for (int i = 0; i < g.spec.max; ++i, ++node)
+      add_entry(gi, i < made ? NodeState::Ready : NodeState::Absent, node, false);
+    g.ready = members + made;
+    g.peak = g.ready;
     g.record(0);
-    present_ += static_cast<size_t>(g.spec.min);
+    present_ += static_cast<size_t>(g.ready);
     groups_.push_back(std::move(g));
   }
 }
 
 void Autoscaler::block(size_t node) {
   const auto& n = cluster_.node(node);
-  cluster_.charge(node, blocks_[node - first_], {n.capacity.cpu_milli, n.capacity.memory_mib});
+  cluster_.charge(node, blocks_[entry(node)], {n.capacity.cpu_milli, n.capacity.memory_mib});
 }
 
 void Autoscaler::unblock(size_t node) {
   const auto& n = cluster_.node(node);
-  cluster_.release(node, blocks_[node - first_], {n.capacity.cpu_milli, n.capacity.memory_mib});
+  cluster_.release(node, blocks_[entry(node)], {n.capacity.cpu_milli, n.capacity.memory_mib});
 }
 
 double Autoscaler::next_scan(double now) const {
@@ -125,10 +138,8 @@ Autoscaler::Estimate Autoscaler::estimate(Group& g, const std::vector<const Pend
   auto score = [&](const std::vector<const PendingPod*>& c) {
     const auto& host = c.front()->request->host;
     double s = 0;
-    if (g.spec.node.cpu_milli > 0)
-      s += static_cast<double>(host.cpu_milli) / static_cast<double>(g.spec.node.cpu_milli);
-    if (g.spec.node.memory_mib > 0)
-      s += static_cast<double>(host.memory_mib) / static_cast<double>(g.spec.node.memory_mib);
+    if (g.cpu_milli > 0) s += static_cast<double>(host.cpu_milli) / static_cast<double>(g.cpu_milli);
+    if (g.memory_mib > 0) s += static_cast<double>(host.memory_mib) / static_cast<double>(g.memory_mib);
     return s;
   };
   std::stable_sort(classes.begin(), classes.end(),
@@ -187,8 +198,8 @@ std::optional<ScaleUp> Autoscaler::scale_up(double now, const std::vector<Pendin
   std::vector<size_t> starting;
   for (size_t i = 0; i < state_.size(); ++i)
     if (state_[i].state == NodeState::Starting) {
-      starting.push_back(first_ + i);
-      unblock(first_ + i);
+      starting.push_back(state_[i].node);
+      unblock(state_[i].node);
     }
   struct Charged {
     size_t node;
@@ -235,7 +246,7 @@ std::optional<ScaleUp> Autoscaler::scale_up(double now, const std::vector<Pendin
   up.group = options[k];
   up.from = g.target();
   for (int i = 0; i < g.spec.max && static_cast<int>(up.nodes.size()) < estimates[k].nodes; ++i) {
-    NodeEntry& e = state_[g.first - first_ + static_cast<size_t>(i)];
+    NodeEntry& e = state_[entry(g.first + static_cast<size_t>(i))];
     if (e.state != NodeState::Absent) continue;
     e.state = NodeState::Starting;
     up.nodes.push_back(g.first + static_cast<size_t>(i));
@@ -259,7 +270,7 @@ size_t Autoscaler::pick(const std::vector<size_t>& options, const std::vector<Es
     std::map<uint32_t, const core::PodRequest*> request_of;
     for (const PendingPod* p : pods) request_of[p->id] = p->request;
     for (size_t k = 0; k < options.size(); ++k) {
-      const NodeGroupSpec& g = groups_[options[k]].spec;
+      const Group& g = groups_[options[k]];
       const double count = est[k].nodes;
       switch (spec_.expander) {
         case Expander::LeastWaste: {
@@ -276,17 +287,16 @@ size_t Autoscaler::pick(const std::vector<size_t>& options, const std::vector<Es
             const double avail = static_cast<double>(per_node) * count;
             return (avail - static_cast<double>(asked)) / avail;
           };
-          if (g.node.cpu_milli > 0 || g.node.memory_mib > 0) {
-            if (g.node.cpu_milli > 0) score[k] += waste(cpu, g.node.cpu_milli);
-            if (g.node.memory_mib > 0) score[k] += waste(memory, g.node.memory_mib);
+          if (g.cpu_milli > 0 || g.memory_mib > 0) {
+            if (g.cpu_milli > 0) score[k] += waste(cpu, g.cpu_milli);
+            if (g.memory_mib > 0) score[k] += waste(memory, g.memory_mib);
           } else {
-            score[k] =
-                waste(est[k].gpu_memory_mib, static_cast<int64_t>(g.node.cards) * g.node.card_memory_mib);
+            score[k] = waste(est[k].gpu_memory_mib, g.gpu_memory);
           }
           break;
         }
         case Expander::Price:
-          score[k] = count * g.price_per_hour;
+          score[k] = count * g.spec.price_per_hour;
           break;
         case Expander::MostPods:
           score[k] = -static_cast<double>(est[k].pods.size());
@@ -306,7 +316,7 @@ size_t Autoscaler::pick(const std::vector<size_t>& options, const std::vector<Es
 }
 
 void Autoscaler::node_ready(size_t node, double now) {
-  NodeEntry& e = state_[node - first_];
+  NodeEntry& e = state_[entry(node)];
   if (e.state != NodeState::Starting) return;
   Group& g = groups_[e.group];
   account(g, now);
@@ -318,7 +328,7 @@ void Autoscaler::node_ready(size_t node, double now) {
 }
 
 double Autoscaler::usage_changed(size_t node, double now) {
-  NodeEntry& e = state_[node - first_];
+  NodeEntry& e = state_[entry(node)];
   if (e.state != NodeState::Ready) return -1;
   const NodeGroupSpec& g = groups_[e.group].spec;
   if (utilization(node) >= g.scale_down_utilization) {
@@ -331,7 +341,7 @@ double Autoscaler::usage_changed(size_t node, double now) {
 }
 
 Autoscaler::Check Autoscaler::check_scale_down(size_t node, double now, const std::vector<PodOnNode>& pods) {
-  NodeEntry& e = state_[node - first_];
+  NodeEntry& e = state_[entry(node)];
   Group& g = groups_[e.group];
   // A check planned before the node became needed again (or left): stale.
   if (e.state != NodeState::Ready || e.unneeded_since < 0 ||
@@ -355,9 +365,8 @@ Autoscaler::Check Autoscaler::check_scale_down(size_t node, double now, const st
     }
   // Every pod must fit another Ready node (the core's fit, tentatively).
   std::vector<size_t> others;
-  for (size_t n = 0; n < first_; ++n) others.push_back(n);
-  for (size_t i = 0; i < state_.size(); ++i)
-    if (state_[i].state == NodeState::Ready && first_ + i != node) others.push_back(first_ + i);
+  for (size_t n = 0; n < cluster_.size(); ++n)
+    if (n != node && (entry_of_[n] < 0 || state_[entry(n)].state == NodeState::Ready)) others.push_back(n);
   struct Charged {
     size_t node;
     core::PodAllocation allocation;
@@ -387,7 +396,7 @@ Autoscaler::Check Autoscaler::check_scale_down(size_t node, double now, const st
 }
 
 void Autoscaler::remove(size_t node, double now) {
-  NodeEntry& e = state_[node - first_];
+  NodeEntry& e = state_[entry(node)];
   Group& g = groups_[e.group];
   account(g, now);
   metrics_.node_present(cluster_, node, false);
@@ -402,8 +411,9 @@ void Autoscaler::remove(size_t node, double now) {
 
 size_t Autoscaler::gpus() const {
   size_t cards = 0;
-  for (size_t n = 0; n < first_; ++n) cards += cluster_.node(n).devices.size();
-  for (const auto& g : groups_) cards += static_cast<size_t>(g.target() * g.spec.node.cards);
+  for (size_t n = 0; n < cluster_.size(); ++n)
+    if (entry_of_[n] < 0 || state_[entry(n)].state != NodeState::Absent)
+      cards += cluster_.node(n).devices.size();
   return cards;
 }
 
@@ -427,7 +437,8 @@ nlohmann::ordered_json Autoscaler::summary(double end) const {
                       {"pods_evicted", g.pods_evicted},
                       {"node_hours", hours},
                       {"cost", cost},
-                      {"sizes", {{"time", g.size_time}, {"nodes", g.size_nodes}}}});
+                      {"sizes", {{"time", g.size_time}, {"nodes", g.size_nodes}}},
+                      {"members", g.spec.members.size()}});
   }
   return {{"expander", expander_name(spec_.expander)},
           {"node_groups", std::move(groups)},

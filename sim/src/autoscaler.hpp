@@ -52,19 +52,20 @@ struct PodOnNode {
 
 class Autoscaler {
  public:
-  // The groups' nodes are `cluster`'s nodes from `first_node` on, group
-  // after group, `max` each (fleet_with_groups). Nodes above `min` are
-  // taken out of use (and out of `metrics`' capacity).
+  // The groups' new nodes are `cluster`'s nodes from `first_node` on, group
+  // after group, `max` each (fleet_with_groups); a group's members (nodes
+  // of a snapshot) are Ready from the start. Nodes above `min` are taken out
+  // of use (and out of `metrics`' capacity).
   Autoscaler(const std::vector<NodeGroupSpec>& groups, const AutoscalerSpec& spec, size_t first_node,
              core::Cluster& cluster, Metrics& metrics, uint64_t seed, const std::string& gpu_policy);
 
   const AutoscalerSpec& spec() const { return spec_; }
-  bool manages(size_t node) const { return node >= first_ && node < first_ + state_.size(); }
-  size_t group_of(size_t node) const { return state_[node - first_].group; }
+  bool manages(size_t node) const { return node < entry_of_.size() && entry_of_[node] >= 0; }
+  size_t group_of(size_t node) const { return state_[entry(node)].group; }
   const NodeGroupSpec& group(size_t g) const { return groups_[g].spec; }
   size_t group_count() const { return groups_.size(); }
   // Nodes in the fleet now: the fixed ones and every group's started or Ready ones.
-  size_t nodes() const { return first_ + present_; }
+  size_t nodes() const { return cluster_.size() - state_.size() + present_; }
   size_t gpus() const;  // their cards
   bool at_min() const {
     for (const auto& g : groups_)
@@ -108,15 +109,19 @@ class Autoscaler {
     uint32_t group = 0;
     NodeState state = NodeState::Absent;
     double unneeded_since = -1;  // below the threshold since (negative: needed)
+    size_t node = 0;             // its index in the cluster
+    bool member = false;         // a snapshot's node: once removed, never made again
   };
   struct Group {
     NodeGroupSpec spec;
-    size_t first = 0;  // its first node in the cluster
+    size_t first = 0;  // its first new node in the cluster (the template's copies)
+    // The template's capacity (its first new node's): least-waste and the
+    // estimator's pod order read it.
+    int64_t cpu_milli = 0, memory_mib = 0, gpu_memory = 0;
     int starting = 0, ready = 0;
     size_t scale_ups = 0, scale_downs = 0, nodes_added = 0, pods_evicted = 0;
     int peak = 0;
     double node_seconds = 0, since = 0;  // node-time held, counted up to `since`
-    int64_t gpu_memory = 0;              // one node's GPU memory (MiB)
     // The estimator's snapshot: template nodes, added as the estimate needs them.
     std::unique_ptr<core::Cluster> estimate;
     std::vector<int8_t> fits_template;  // by shape: -1 unknown, 0 no, 1 yes
@@ -150,20 +155,22 @@ class Autoscaler {
               const std::vector<const PendingPod*>& pods);
   double utilization(size_t node) const;
 
+  size_t entry(size_t node) const { return static_cast<size_t>(entry_of_[node]); }
+
   AutoscalerSpec spec_;
-  size_t first_ = 0;
   core::Cluster& cluster_;
   Metrics& metrics_;
   std::vector<Group> groups_;
-  std::vector<NodeEntry> state_;  // by node - first_
-  size_t present_ = 0;            // group nodes started or Ready
+  std::vector<NodeEntry> state_;   // every group node: members, then new nodes, group after group
+  std::vector<int32_t> entry_of_;  // by cluster node: its entry in state_, -1 for a fixed node
+  size_t present_ = 0;             // group nodes started or Ready
   double last_scale_up_ = -1e300;
   // CA's simulations ask the core with HAMi's fit, apart from the run's
   // scheduler and policy so no cache or reservation of theirs is touched.
   std::unique_ptr<core::Policy> fit_policy_;
   core::Scheduler fit_scheduler_;
   std::mt19937_64 rng_;
-  std::vector<core::PodAllocation> blocks_;  // by node - first_: the charge that keeps it out
+  std::vector<core::PodAllocation> blocks_;  // by entry: the charge that keeps it out
 };
 
 }  // namespace gpuslice::sim

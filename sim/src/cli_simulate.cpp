@@ -119,9 +119,9 @@ Scenario load_input(const SimulateArgs& a, uint64_t openb_seed) {
       throw core::InputError("command line", 0, "--pods", "give SCENARIO.yaml or --pods, not both");
     scenario = snapshot_scenario(snapshot_spec(a));
   } else if (!a.pods.empty() || !a.add_nodes.empty() || a.snapshot.snapshot_only_given()) {
-    throw core::InputError(
-        "command line", 0, "--snapshot",
-        "--pods, --add-nodes, --cordon, --assume-duration and --device-config go with --snapshot");
+    throw core::InputError("command line", 0, "--snapshot",
+                           "--pods, --add-nodes, --cordon, --assume-duration, --device-config and "
+                           "--node-groups go with --snapshot");
   } else if (!a.scenario.empty()) {
     if (!a.openb_nodes.empty() || !a.openb_pods.empty())
       throw core::InputError("command line", 0, "--openb-nodes",

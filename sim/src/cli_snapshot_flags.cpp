@@ -16,6 +16,9 @@ void add_snapshot_flags(CLI::App& cmd, SnapshotFlags& flags, const std::string& 
   cmd.add_option("--device-config", flags.device_config,
                  "with --snapshot: HAMi's device-config.yaml (resource names, request defaults, "
                  "migProfileAllowlist), validated as HAMi does; default: the Helm chart's");
+  cmd.add_option("--node-groups", flags.node_groups,
+                 "with --snapshot: Cluster Autoscaler's node groups (node_groups: and autoscaler: as in a "
+                 "scenario); the snapshot's nodes join a group by its node_labels");
   cmd.add_flag("--strict", flags.strict,
                "with --snapshot: a pending pod whose request cannot be read is bad input (exit 2); default: "
                "it is left Pending with its reason (pods.csv, a warning) and the rest runs, as HAMi does");
@@ -26,6 +29,7 @@ SnapshotRunSpec snapshot_spec_of(const SnapshotFlags& flags) {
   spec.snapshot = flags.snapshot;
   spec.cordon = flags.cordon;
   spec.strict = flags.strict;
+  if (!flags.node_groups.empty()) spec.node_groups = flags.node_groups;
   if (!flags.device_config.empty())
     spec.defaults = core::codec::parse_device_config(core::codec::read_text_file(flags.device_config),
                                                      flags.device_config)

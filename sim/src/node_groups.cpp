@@ -29,7 +29,7 @@ core::Cluster fleet_with_groups(const core::Cluster& fleet, const std::vector<No
   first.reserve(fleet.size());
   for (size_t n = 0; n < fleet.size(); ++n) first.push_back(fleet.node(n));
   std::vector<FleetGroup> all;
-  for (const auto& g : groups) all.push_back(FleetGroup{g.node, g.max, std::nullopt});
+  for (const auto& g : groups) all.push_back(FleetGroup{g.node, g.max, g.prototype});
   return build_fleet(all, first);
 }
 

@@ -369,22 +369,56 @@ double read_duration(const Reader& r, const YAML::Node& map, const std::string& 
   return *v;
 }
 
+// A group's `node_labels:` (a --node-groups file): label keys to values.
+std::vector<std::pair<std::string, std::string>> read_node_labels(const Reader& r, const YAML::Node& n,
+                                                                  const std::string& field) {
+  if (!n.IsMap() || n.size() == 0)
+    r.fail(n, field, "must map label keys to values, e.g. {cloud.google.com/gke-nodepool: t4-pool}");
+  std::vector<std::pair<std::string, std::string>> labels;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string key = r.key_text(it->first, field);
+    if (!it->second.IsScalar()) r.fail(it->second, field + "." + key, "a label's value must be plain text");
+    labels.emplace_back(key, it->second.Scalar());
+  }
+  return labels;
+}
+
 // `node_groups:`, Cluster Autoscaler's groups (docs/simulator.md#node-groups-and-the-autoscaler).
+// labelled: a --node-groups file, whose groups may name `node_labels` and
+// then may leave out `template` (a member node's registration is copied).
 std::vector<NodeGroupSpec> read_node_groups(const Reader& r, const YAML::Node& list,
-                                            const std::vector<FleetGroup>& fleet) {
+                                            const std::vector<FleetGroup>& fleet, bool labelled = false) {
   if (!list.IsSequence() || list.size() == 0) r.fail(list, "node_groups", "must be a list of groups");
   std::vector<NodeGroupSpec> groups;
   int64_t units = 0;
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string f = fmt::format("node_groups[{}]", i);
     const YAML::Node g = list[i];
-    r.only_keys(g,
-                {"name", "template", "min", "max", "price_per_hour", "scale_up_delay", "scale_down_unneeded",
-                 "scale_down_utilization"},
-                f);
+    if (labelled)
+      r.only_keys(g,
+                  {"name", "template", "min", "max", "price_per_hour", "scale_up_delay",
+                   "scale_down_unneeded", "scale_down_utilization", "node_labels"},
+                  f);
+    else
+      r.only_keys(g,
+                  {"name", "template", "min", "max", "price_per_hour", "scale_up_delay",
+                   "scale_down_unneeded", "scale_down_utilization"},
+                  f);
     NodeGroupSpec spec;
-    spec.node = read_node_template(r, g, f);
-    spec.name = r.value<std::string>(g, "name", f + ".name", spec.node.name);
+    if (YAML::Node labels = r.get(g, "node_labels"))
+      spec.node_labels = read_node_labels(r, labels, f + ".node_labels");
+    if (spec.node_labels.empty() || r.get(g, "template")) {
+      spec.node = read_node_template(r, g, f);
+      spec.name = r.value<std::string>(g, "name", f + ".name", spec.node.name);
+    } else {
+      // The template comes from a member node (snapshot_node_groups.cpp);
+      // its copies are named after the group.
+      spec.name = r.required<std::string>(g, "name", f + ".name");
+      if (std::string problem = core::codec::node_name_problem(spec.name); !problem.empty())
+        r.fail(r.get(g, "name"), f + ".name", problem);
+      spec.node.name = spec.name;
+      spec.node.cards = 0;  // counted from the member's registration
+    }
     spec.min = r.value<int>(g, "min", f + ".min", 0);
     spec.max = r.required<int>(g, "max", f + ".max");
     if (spec.min < 0) r.fail(r.get(g, "min"), f + ".min", "must not be negative");
@@ -618,6 +652,31 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
   if (!fleet_given && s.fleet.size() == 0 && s.node_groups.empty())
     r.fail(root, "fleet", "the fleet has no nodes");
   return read;
+}
+
+NodeGroupsFile parse_node_groups_file(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  bool found = false;
+  for (const auto& doc : core::codec::load_yaml_documents(text, source)) {
+    if (!doc || doc.IsNull()) continue;
+    if (found) throw InputError(source, doc.Mark().line + 1, "", "a node groups file is one YAML document");
+    root = doc;
+    found = true;
+  }
+  Reader r{source};
+  if (!root.IsMap()) throw InputError(source, 1, "", "must be a mapping with node_groups (and autoscaler)");
+  r.only_keys(root, {"node_groups", "autoscaler"}, "");
+  NodeGroupsFile file;
+  file.source = source;
+  const YAML::Node list = r.get(root, "node_groups");
+  if (!list) r.fail(root, "node_groups", "is required");
+  file.groups = read_node_groups(r, list, {}, true);
+  for (size_t i = 0; i < file.groups.size(); ++i) {
+    const YAML::Node labels = r.get(list[i], "node_labels");
+    file.label_lines.push_back(r.line(labels ? labels : list[i]));
+  }
+  if (YAML::Node a = r.get(root, "autoscaler")) file.autoscaler = read_autoscaler(r, a);
+  return file;
 }
 
 Scenario parse_scenario(const std::string& text, const std::string& source, const std::string& base_dir,

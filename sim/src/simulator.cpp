@@ -912,8 +912,10 @@ class Run {
         std::make_unique<Autoscaler>(options_.node_groups, options_.autoscaler, cluster_.size() - group_nodes,
                                      cluster_, metrics_, options_.seed, options_.gpu_policy);
     drained_.assign(workload_.size(), 0);
-    // Nodes Ready from the start (each group's min) are empty: their clocks start now.
-    for (size_t n = cluster_.size() - group_nodes; n < cluster_.size(); ++n) watch_utilization(n);
+    // Nodes Ready from the start (each group's min and a snapshot's members)
+    // are watched from now: a member's pods, placed at time 0, count at once.
+    for (size_t n = 0; n < cluster_.size(); ++n)
+      if (autoscaler_->manages(n)) watch_utilization(n);
   }
 
   // Node groups: the run ends when nothing is pending or running and every

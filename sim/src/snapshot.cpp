@@ -105,9 +105,14 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   std::vector<core::codec::PriorityClassDocument> priority_classes;
   core::codec::read_kube_objects(
       text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
-        if (auto* node = std::get_if<core::codec::NodeObject>(&object))
+        if (auto* node = std::get_if<core::codec::NodeObject>(&object)) {
           nodes.push_back(core::codec::node_document(*node, context));
-        else if (auto* pod = std::get_if<core::codec::PodObject>(&object))
+          // The codec keeps a registered node's labels out (they say nothing
+          // of its cards); --node-groups joins nodes to groups by them.
+          if (nodes.back().registered)
+            for (const auto& e : node->header.meta.labels.entries)
+              if (e.value.is_text()) nodes.back().labels.emplace(e.key, e.value.text);
+        } else if (auto* pod = std::get_if<core::codec::PodObject>(&object))
           read_pod(*pod, context, defaults, docs, snap);
         else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
           devices.push_back(core::codec::device_document(*device, context));
@@ -125,6 +130,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
       throw InputError(source, nd.line, "metadata.name", fmt::format("duplicate node '{}'", nd.node.name));
     if (nd.unschedulable) cordon_all_cards(nd.node);  // kubectl cordon: nothing new lands there
     cluster.add_node(std::move(nd.node));
+    snap.node_labels.push_back(std::move(nd.labels));
   }
   nodes.clear();
   if (cluster.size() == 0)

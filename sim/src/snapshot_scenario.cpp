@@ -89,6 +89,9 @@ Scenario snapshot_scenario(const SnapshotRunSpec& spec) {
     }
     s.fleet_groups.push_back(added_node_group(path, count, s.snapshot->nodes, s.fleet_groups));
   }
+  if (spec.node_groups)
+    join_node_groups(
+        s, parse_node_groups_file(core::codec::read_text_file(*spec.node_groups), *spec.node_groups));
   set_fleet_counts(s, {}, {});
   return s;
 }

@@ -95,6 +95,10 @@ struct PlanRequest {
   // Given: the cheapest fleet that meets the targets instead of the smallest;
   // each varied template's count (0..max) is then searched on its own.
   std::vector<Price> prices;
+  // plan --autoscale: the scenario's node groups' `max` is what is searched
+  // (vary names groups), each fleet costed by its run: the groups'
+  // node-hours x price_per_hour over the simulated time, per hour.
+  bool autoscale = false;
 };
 
 struct PlanPoint {
@@ -104,7 +108,7 @@ struct PlanPoint {
   nlohmann::ordered_json metrics;                 // worst over seeds, standard metrics + targets'
   std::map<std::string, double> target_values;    // each target's metric, worst over seeds (by its text)
   std::vector<nlohmann::ordered_json> summaries;  // one per seed
-  std::optional<double> cost;                     // per hour, when priced
+  std::optional<double> cost;                     // per hour, when priced (autoscale: the worst seed's)
 };
 
 struct PlanResult {
@@ -120,6 +124,9 @@ struct PlanResult {
   bool interrupted = false;
   std::map<std::string, double> node_prices;  // priced: a node of each varied template, per hour
   std::optional<double> cost;                 // priced: the answer's, per hour
+  // plan --autoscale: counts are each node group's max, node_prices its
+  // price_per_hour, costs the runs' (x 24 for a day).
+  bool autoscale = false;
   // What the user should know about how the request was read (an
   // ambiguous --price key, ...): printed on stderr by the CLI.
   std::vector<std::string> warnings;

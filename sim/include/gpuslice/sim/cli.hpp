@@ -21,15 +21,16 @@ void write_and_print_comparison(const std::vector<ComparedRun>& runs, const std:
 
 // The flags `simulate` and `plan` share to start from a cluster snapshot.
 struct SnapshotFlags {
-  std::string snapshot, assume_duration, device_config;
+  std::string snapshot, assume_duration, device_config, node_groups;
   std::vector<std::string> cordon;
   bool strict = false;  // a malformed pending pod is bad input, not left out
   // True when a flag that only goes with --snapshot was given.
   bool snapshot_only_given() const {
-    return !cordon.empty() || !assume_duration.empty() || !device_config.empty();
+    return !cordon.empty() || !assume_duration.empty() || !device_config.empty() || !node_groups.empty();
   }
 };
-// --snapshot (with `snapshot_help`), --cordon, --assume-duration, --device-config and --strict.
+// --snapshot (with `snapshot_help`), --cordon, --assume-duration, --device-config, --node-groups and
+// --strict.
 void add_snapshot_flags(CLI::App& cmd, SnapshotFlags& flags, const std::string& snapshot_help);
 // The snapshot, cordons and assumed duration those flags give; a bad
 // duration is an InputError naming --assume-duration.

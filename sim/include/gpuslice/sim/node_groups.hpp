@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
@@ -29,6 +30,15 @@ struct NodeGroupSpec {
   double scale_up_delay = 180;          // seconds from CA's decision to a Ready node
   double scale_down_unneeded = 600;     // CA's --scale-down-unneeded-time
   double scale_down_utilization = 0.5;  // CA's --scale-down-utilization-threshold (GPU memory share)
+  // A snapshot run's group (--node-groups FILE): the labels that make a
+  // node of the snapshot a member (it carries every one, as CA's cloud
+  // providers tell a node's group by its node-pool label), the members'
+  // indices in the fleet (Ready from the start, counted in min, max and
+  // cost), and, when the file gave no template, the member whose
+  // registration new nodes copy (CA builds a template from a real node).
+  std::vector<std::pair<std::string, std::string>> node_labels;
+  std::vector<size_t> members;
+  std::optional<core::Node> prototype;
 };
 
 struct AutoscalerSpec {
@@ -37,8 +47,9 @@ struct AutoscalerSpec {
   double scale_down_delay_after_add = 600;  // CA's --scale-down-delay-after-add
 };
 
-// The fleet followed by every node each group may hold (its `max`), group
-// after group: the run keeps the nodes a group does not hold out of use.
+// The fleet followed by every node each group may make (its `max`, from its
+// template or prototype), group after group: the run keeps the nodes a
+// group does not hold out of use. A group's members are fleet nodes.
 core::Cluster fleet_with_groups(const core::Cluster& fleet, const std::vector<NodeGroupSpec>& groups);
 
 }  // namespace gpuslice::sim

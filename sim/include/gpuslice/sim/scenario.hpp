@@ -100,7 +100,29 @@ struct SnapshotRunSpec {
   // --strict: a malformed pending pod is bad input (exit 2), as a malformed
   // running one always is.
   bool strict = false;
+  // --node-groups FILE: Cluster Autoscaler's groups, the snapshot's nodes
+  // joining them by label (docs/simulator.md#node-groups-for-a-snapshot).
+  std::optional<std::string> node_groups;
 };
+
+// A --node-groups file: the `node_groups:` list of a scenario, whose groups
+// may name `node_labels` (and then leave out `template`), and an optional
+// `autoscaler:`. label_lines: by group, the line of its node_labels (or of
+// the group), for errors found when the snapshot's nodes join.
+struct NodeGroupsFile {
+  std::string source;
+  std::vector<NodeGroupSpec> groups;
+  AutoscalerSpec autoscaler;
+  std::vector<int> label_lines;
+};
+NodeGroupsFile parse_node_groups_file(const std::string& text, const std::string& source);
+
+// The snapshot's nodes join the file's groups by their labels (a node
+// carrying every label of a group is one of its members); a group with no
+// template copies a member's registration. A node of two groups, a group of
+// more members than max, or a template-less group with no member is an
+// InputError naming the file; a group no node joins is a warning.
+void join_node_groups(Scenario& scenario, NodeGroupsFile file);
 
 // The fleet group of an added node file (one Node manifest, copied `count`
 // times as <name>-<i>): its name must not clash with the snapshot's nodes

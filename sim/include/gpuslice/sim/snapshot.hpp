@@ -66,6 +66,8 @@ struct MalformedPod {
 struct ClusterSnapshot {
   std::string source;
   std::vector<core::Node> nodes;
+  // By node: its metadata.labels (--node-groups joins nodes to a group by them).
+  std::vector<core::codec::TextMap> node_labels;
   std::vector<StartingPod> starting;
   std::vector<QueuedPod> queue;           // creation order (tie: namespace/name)
   size_t running_gpu_pods = 0;            // HAMi pods among `starting`
