@@ -11,12 +11,23 @@
 //     allocated state of every claim.
 // Prints the median of 5 runs of each, and their ratio. The files are
 // generated here, never committed.
+//
+// --write-only: writes the two dumps of one fleet for timing whole commands
+// (`gpuslice simulate --snapshot FILE`) like for like, and exits:
+//   hami-lean.json: the snapshot's nodes with HAMi's registration, its
+//     running pods with HAMi's allocation annotations, its pending pods
+//     asking nvidia.com/gpu, gpumem, gpucores;
+//   dra.json: the same nodes with a ResourceSlice each, the same running
+//     pods holding allocated ResourceClaims, the same pending pods naming an
+//     unallocated claim each (HAMi-DRA's webhook claims).
+// The pods carry the same fields besides their GPUs in both.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,6 +35,8 @@
 #include "gpuslice/core/dialects/dra/allocator.hpp"
 #include "gpuslice/core/dialects/dra/hami_dra.hpp"
 #include "gpuslice/core/dialects/dra/read.hpp"
+#include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/sim/snapshot.hpp"
 #include "kube/kube_dump.hpp"
 
@@ -85,7 +98,8 @@ void write_dra_dump(const sim::ClusterSnapshot& snap, const std::string& path) {
   for (const auto& p : snap.starting) {
     const auto& n = snap.nodes[p.node];
     std::string results, requests;
-    bool gpu = false;
+    size_t devices = 0;
+    int64_t memory_mib = 0, cores = 0;
     for (const auto& grants : p.allocation.containers)
       for (const auto& g : grants) {
         results += fmt::format(
@@ -93,21 +107,23 @@ void write_dra_dump(const sim::ClusterSnapshot& snap, const std::string& path) {
             "\"shareID\":"
             "\"00000000-0000-0000-0000-{:012}\",\"consumedCapacity\":{{\"cores\":\"{}\",\"memory\":\"{}\"}}}"
             "}",
-            gpu ? "," : "", driver, n.name, g.device, k, g.cores, quantity_bytes_mi(g.memory_mib));
-        gpu = true;
+            devices ? "," : "", driver, n.name, g.device, k, g.cores, quantity_bytes_mi(g.memory_mib));
+        memory_mib = g.memory_mib;
+        cores = g.cores;
+        ++devices;
       }
     const std::string name = fmt::format("pod-{}", k++);
-    if (gpu) {
+    if (devices) {
       item(fmt::format(
           "{{\"apiVersion\":\"resource.k8s.io/"
           "v1\",\"kind\":\"ResourceClaim\",\"metadata\":{{\"name\":\"{0}-gpu\","
           "\"namespace\":\"default\"}},\"spec\":{{\"devices\":{{\"requests\":[{{\"name\":\"gpu\",\"exactly\":"
-          "{{"
-          "\"deviceClassName\":\"{1}\",\"count\":1}}}}]}}}},\"status\":{{\"allocation\":{{\"devices\":{{"
+          "{{\"deviceClassName\":\"{1}\",\"count\":{4},\"capacity\":{{\"requests\":{{\"memory\":\"{5}\","
+          "\"cores\":\"{6}\"}}}}}}}}]}}}},\"status\":{{\"allocation\":{{\"devices\":{{"
           "\"results\":["
           "{2}]}},\"nodeSelector\":{{\"nodeSelectorTerms\":[{{\"matchFields\":[{{\"key\":\"metadata.name\","
           "\"operator\":\"In\",\"values\":[\"{3}\"]}}]}}]}}}}}}}}",
-          name, driver, results, n.name));
+          name, driver, results, n.name, devices, quantity_bytes_mi(memory_mib), cores));
       requests =
           fmt::format(",\"resourceClaims\":[{{\"name\":\"gpu\",\"resourceClaimName\":\"{}-gpu\"}}]", name);
     }
@@ -116,6 +132,88 @@ void write_dra_dump(const sim::ClusterSnapshot& snap, const std::string& path) {
         "\"spec\":{{\"nodeName\":\"{}\",\"containers\":[{{\"name\":\"main\",\"resources\":{{\"requests\":{{"
         "\"cpu\":\"{}m\",\"memory\":\"{}Mi\"}}}}}}]{}}},\"status\":{{\"phase\":\"Running\"}}}}",
         name, n.name, p.request.host.cpu_milli, p.request.host.memory_mib, requests));
+  }
+  // The queue: a claim as HAMi-DRA's webhook writes it per pending pod, not allocated.
+  for (size_t q = 0; q < snap.queue.size(); ++q) {
+    const auto& r = snap.queue[q].request;
+    const auto* c = r.first_device_container();
+    const std::string name = fmt::format("pending-{}", q);
+    item(fmt::format(
+        "{{\"apiVersion\":\"resource.k8s.io/"
+        "v1\",\"kind\":\"ResourceClaim\",\"metadata\":{{\"name\":\"{0}-gpu\","
+        "\"namespace\":\"default\"}},\"spec\":{{\"devices\":{{\"requests\":[{{\"name\":\"gpu\",\"exactly\":{{"
+        "\"deviceClassName\":\"{1}\",\"count\":{2},\"capacity\":{{\"requests\":{{\"memory\":\"{3}\","
+        "\"cores\":\"{4}\"}}}}}}}}]}}}}}}",
+        name, driver, c->count, quantity_bytes_mi(c->memory_mib), c->cores));
+    item(fmt::format(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{{\"name\":\"{0}\",\"namespace\":\"default\","
+        "\"creationTimestamp\":\"2026-11-28T10:{1:02}:{2:02}Z\"}},\"spec\":{{\"containers\":[{{\"name\":"
+        "\"main\","
+        "\"resources\":{{\"requests\":{{\"cpu\":\"{3}m\",\"memory\":\"{4}Mi\"}}}}}}],\"resourceClaims\":[{{"
+        "\"name\":\"gpu\",\"resourceClaimName\":\"{0}-gpu\"}}]}},\"status\":{{\"phase\":\"Pending\"}}}}",
+        name, q / 60 % 60, q % 60, r.host.cpu_milli, r.host.memory_mib));
+  }
+  fmt::print(out, "\n]}}\n");
+  std::fclose(out);
+}
+
+// The same fleet and pods as write_dra_dump, with HAMi's registration,
+// allocation annotations and resource limits instead of DRA's objects.
+void write_hami_lean_dump(const sim::ClusterSnapshot& snap, const std::string& path) {
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  fmt::print(out, "{{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[\n");
+  bool first = true;
+  auto item = [&](const std::string& json) {
+    fmt::print(out, "{}{}", first ? "" : ",\n", json);
+    first = false;
+  };
+  auto quoted = [](const std::string& text) { return nlohmann::json(text).dump(); };
+  for (const auto& n : snap.nodes)
+    item(fmt::format(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{{\"name\":\"{}\",\"labels\":{{"
+        "\"kubernetes.io/hostname\":\"{}\"}},\"annotations\":{{\"hami.io/node-nvidia-register\":{}}}}},"
+        "\"status\":{{\"allocatable\":{{\"cpu\":\"{}m\",\"memory\":\"{}Mi\",\"pods\":\"110\"}}}}}}",
+        n.name, n.name, quoted(core::codec::encode_registration_json(n.devices)), n.capacity.cpu_milli,
+        n.capacity.memory_mib));
+  auto limits = [](const core::PodRequest& r) {
+    const auto* c = r.first_device_container();
+    if (!c) return std::string();
+    return fmt::format(
+        ",\"limits\":{{\"nvidia.com/gpu\":\"{}\",\"nvidia.com/gpumem\":\"{}\",\"nvidia.com/"
+        "gpucores\":\"{}\"}}",
+        c->count, c->memory_mib, c->cores);
+  };
+  size_t k = 0;
+  for (const auto& p : snap.starting) {
+    const auto& n = snap.nodes[p.node];
+    const std::string name = fmt::format("pod-{}", k++);
+    const std::string allocation =
+        p.allocation.empty() ? "" : core::codec::encode_allocation(p.allocation, n);
+    const std::string annotations =
+        allocation.empty()
+            ? ""
+            : fmt::format(
+                  ",\"annotations\":{{\"hami.io/bind-phase\":\"success\",\"hami.io/vgpu-node\":"
+                  "\"{}\",\"hami.io/vgpu-devices-allocated\":{}}}",
+                  n.name, quoted(allocation));
+    item(fmt::format(
+        "{{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{{\"name\":\"{}\",\"namespace\":\"default\"{}}"
+        "},"
+        "\"spec\":{{\"nodeName\":\"{}\",\"containers\":[{{\"name\":\"main\",\"resources\":{{\"requests\":{{"
+        "\"cpu\":\"{}m\",\"memory\":\"{}Mi\"}}{}}}}}]}},\"status\":{{\"phase\":\"Running\"}}}}",
+        name, annotations, n.name, p.request.host.cpu_milli, p.request.host.memory_mib, limits(p.request)));
+  }
+  for (size_t q = 0; q < snap.queue.size(); ++q) {
+    const auto& r = snap.queue[q].request;
+    item(
+        fmt::format("{{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{{\"name\":\"pending-{}\","
+                    "\"namespace\":\"default\","
+                    "\"creationTimestamp\":\"2026-11-28T10:{:02}:{:02}Z\"}},\"spec\":{{\"containers\":[{{"
+                    "\"name\":\"main\","
+                    "\"resources\":{{\"requests\":{{\"cpu\":\"{}m\",\"memory\":\"{}Mi\"}}{}}}}}]}},"
+                    "\"status\":{{\"phase\":"
+                    "\"Pending\"}}}}",
+                    q, q / 60 % 60, q % 60, r.host.cpu_milli, r.host.memory_mib, limits(r)));
   }
   fmt::print(out, "\n]}}\n");
   std::fclose(out);
@@ -155,10 +253,12 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int nodes = 4000;
   std::string dir = "/tmp/gpuslice-dra-bench";
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool write_only = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (flag == "--nodes") nodes = std::stoi(argv[i + 1]);
-    if (flag == "--dir") dir = argv[i + 1];
+    if (flag == "--write-only") write_only = true;
+    if (flag == "--nodes" && i + 1 < argc) nodes = std::stoi(argv[++i]);
+    if (flag == "--dir" && i + 1 < argc) dir = argv[++i];
   }
   std::filesystem::create_directories(dir);
   const std::string hami = dir + "/hami.json", dra = dir + "/dra.json";
@@ -169,6 +269,12 @@ int main(int argc, char** argv) {
   std::fclose(f);
   const sim::ClusterSnapshot snapshot = sim::load_snapshot(hami);
   write_dra_dump(snapshot, dra);
+  if (write_only) {
+    write_hami_lean_dump(snapshot, dir + "/hami-lean.json");
+    fmt::print("wrote {} and {}: {} nodes, {} running pods, {} pending\n", dir + "/hami-lean.json", dra,
+               snapshot.nodes.size(), snapshot.starting.size(), snapshot.queue.size());
+    return 0;
+  }
   std::vector<double> hami_s, dra_s;
   size_t gpus = 0, held = 0;
   for (int r = 0; r < 5; ++r) {

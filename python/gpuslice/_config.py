@@ -117,6 +117,7 @@ def run_config(
     add_nodes: Any = None,
     cordon: Any = None,
     assume_duration: Any = None,
+    quotas: Any = None,
 ) -> dict:
     if snapshot is not None:
         cfg = snapshot_config(scenario, openb_nodes, openb_pods, snapshot, add_nodes, cordon, assume_duration)
@@ -144,6 +145,11 @@ def run_config(
         cfg["seed"] = seed
     if overrides:
         cfg["overrides"] = dict(overrides)
+    if quotas is not None:
+        # As the CLI's --quotas FILE: ResourceQuota objects added to the scenario's or snapshot's own.
+        if not isinstance(quotas, (str, os.PathLike)) or _is_text(quotas):
+            raise input_error("arguments", 0, "quotas", f"expected a path, got {type(quotas).__name__}")
+        cfg["quotas"] = os.fspath(quotas)
     return cfg
 
 

@@ -37,6 +37,7 @@ def place(
     node_policy: str | None = None,
     gpu_policy: str | None = None,
     policy: str | None = None,
+    quotas: Any = None,
 ) -> dict:
     """One placement, as `gpuslice place --json`: {node, score, allocation, policy, annotations, labels,
     reservation_pods, enforcement, failed_nodes, events, warnings} (and shortfall, in numbers, when
@@ -46,6 +47,8 @@ def place(
     CRs and KAI's GPU labels give nodes their cards too (docs/dialects.md).
     policy: a registered policy ("koordinator", "kai-binpack", ...); None: HAMi's, steered by
     node_policy and gpu_policy.
+    quotas: ResourceQuota objects (path or YAML text, `kubectl get resourcequotas -A -o yaml`), as
+    `gpuslice place --quotas FILE`: HAMi v2.10's namespace quotas, beside any in existing.
     Bad input raises gpuslice.InputError (file, line, field).
     """
     nodes_text, nodes_source = _text_and_source(nodes, "nodes")
@@ -53,11 +56,15 @@ def place(
     existing_text, existing_source = (None, "")
     if existing is not None:
         existing_text, existing_source = _text_and_source(existing, "existing")
+    quotas_text, quotas_source = (None, "")
+    if quotas is not None:
+        quotas_text, quotas_source = _text_and_source(quotas, "quotas")
     for name, value in (("node_policy", node_policy), ("gpu_policy", gpu_policy), ("policy", policy)):
         if value is not None and not isinstance(value, str):
             raise input_error("arguments", 0, name, f"expected a name, got {type(value).__name__}")
     out = _gpuslice.place(
-        nodes_text, nodes_source, pod_text, pod_source, existing_text, existing_source, node_policy, gpu_policy, policy
+        nodes_text, nodes_source, pod_text, pod_source, existing_text, existing_source, node_policy, gpu_policy, policy,
+        quotas_text, quotas_source,
     )
     return json.loads(out)
 
@@ -243,6 +250,7 @@ def simulate(
     add_nodes: Any = None,
     cordon: Any = None,
     assume_duration: Any = None,
+    quotas: Any = None,
 ) -> SimResult:
     """One simulation, as `gpuslice simulate`.
 
@@ -258,11 +266,14 @@ def simulate(
     the scenario set to values, e.g. {"generator.rate_per_s": 0.05, "fleet.0.count": 8}.
     progress(fraction) is called now and then; returning False stops the run early
     (result.interrupted). The GIL is released while it runs; Ctrl-C raises KeyboardInterrupt.
+    quotas: a path to ResourceQuota objects (`kubectl get resourcequotas -A -o yaml`), as
+    `gpuslice simulate --quotas FILE`: HAMi v2.10's namespace quotas, added to the scenario's
+    `quotas:` or the snapshot's own. A bad file raises gpuslice.InputError.
     """
     cfg = run_config(
         scenario, openb_nodes, openb_pods, policy=policy, gpu_policy=gpu_policy, queue=queue, seed=seed,
         tune=tune, overrides=overrides, snapshot=snapshot, add_nodes=add_nodes, cordon=cordon,
-        assume_duration=assume_duration,
+        assume_duration=assume_duration, quotas=quotas,
     )
     check_progress(progress)
     add_node_groups(cfg, node_groups)

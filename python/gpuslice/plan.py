@@ -120,6 +120,7 @@ def plan_capacity(
     curve_points: int = 8,
     prices: Mapping[str, float] | None = None,
     progress: Callable[[float], Any] | None = None,
+    quotas: Any = None,
 ) -> PlanResult:
     """The smallest fleet that meets every target, as `gpuslice plan`.
 
@@ -138,6 +139,7 @@ def plan_capacity(
     prices: {template name or card model: cost per hour} (a node of the template, or a card of
     the model), as `gpuslice plan --price`: the answer is then the cheapest fleet that meets the
     targets, each varied template's count (0..max_count) searched on its own; .cost is its cost.
+    quotas: a path to ResourceQuota objects, as `gpuslice plan --quotas FILE`.
     """
     check_progress(progress)
     if targets is None:
@@ -146,13 +148,14 @@ def plan_capacity(
         adds = [add] if isinstance(add, (str, os.PathLike)) else list(add or [])
         cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, snapshot=snapshot,
                          add_nodes=[f"{os.fspath(a)}:0" for a in adds], cordon=cordon,
-                         assume_duration=assume_duration)
+                         assume_duration=assume_duration, quotas=quotas)
         if min_count is None:
             min_count = 0  # adding none may be the answer
     else:
         if add is not None or cordon is not None or assume_duration is not None:
             raise input_error("arguments", 0, "snapshot", "add, cordon and assume_duration go with snapshot=PATH")
-        cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, overrides=overrides)
+        cfg = run_config(scenario, policy=policy, gpu_policy=gpu_policy, queue=queue, overrides=overrides,
+                         quotas=quotas)
     if min_count is None:
         min_count = 1
     add_node_groups(cfg, node_groups)

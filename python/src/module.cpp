@@ -73,6 +73,7 @@ plan::RunSpec run_spec(const json& c) {
     if (auto t = opt<double>(c, "tune")) s.scenario.tune = *t;
     s.scenario.scenario_tune = opt<double>(c, "scenario_tune");
     if (c.contains("overrides") && !c["overrides"].is_null()) s.scenario.overrides = c["overrides"];
+    s.scenario.quotas_path = c.value("quotas", "");  // as --quotas FILE
     if (c.contains("snapshot") && !c["snapshot"].is_null()) {
       // {"path", "add_nodes": ["NODE.yaml:COUNT"], "cordon": [...], "assume_duration": "3h" | seconds}
       const json& j = c["snapshot"];
@@ -247,6 +248,8 @@ struct Result {
     d["reason"] = strings(p, [](const sim::PodRecord& r) { return r.reason; });
     d["origin"] = strings(p, [](const sim::PodRecord& r) { return r.origin; });
     d["shortfall"] = strings(p, [](const sim::PodRecord& r) { return r.shortfall; });
+    // pods.csv's last column: the claim's allocation result under policy "dra", else "".
+    d["claim_allocation"] = strings(p, [](const sim::PodRecord& r) { return r.claim_allocation; });
     return d;
   }
   py::dict events() const {
@@ -454,8 +457,10 @@ PYBIND11_MODULE(_gpuslice, m) {
       [](const std::string& nodes_text, const std::string& nodes_source, const std::string& pod_text,
          const std::string& pod_source, std::optional<std::string> existing_text,
          const std::string& existing_source, std::optional<std::string> node_policy,
-         std::optional<std::string> gpu_policy, std::optional<std::string> policy) {
+         std::optional<std::string> gpu_policy, std::optional<std::string> policy,
+         std::optional<std::string> quotas_text, const std::string& quotas_source) {
         core::PlaceRequest req;
+        if (quotas_text) req.quotas = core::TextInput{*quotas_text, quotas_source};
         if (policy && !policy->empty()) req.policy = policy;
         req.nodes = {nodes_text, nodes_source};
         req.pod = {pod_text, pod_source};
@@ -472,6 +477,7 @@ PYBIND11_MODULE(_gpuslice, m) {
       py::arg("nodes_text"), py::arg("nodes_source"), py::arg("pod_text"), py::arg("pod_source"),
       py::arg("existing_text") = py::none(), py::arg("existing_source") = "",
       py::arg("node_policy") = py::none(), py::arg("gpu_policy") = py::none(), py::arg("policy") = py::none(),
+      py::arg("quotas_text") = py::none(), py::arg("quotas_source") = "",
       "One placement as `gpuslice place --json` (JSON text).");
 
   m.def(

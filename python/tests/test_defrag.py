@@ -108,3 +108,12 @@ def test_bad_input(root, data):
         gpuslice.defrag(x, movable="app in web")
     with pytest.raises(gpuslice.InputError, match="cannot open"):
         gpuslice.defrag(data / "nope.yaml")
+
+
+def test_dra_one_move(data):
+    # tests/defrag/data/dra-one-move.yaml: under DRA's default-profile score the evicted x lands on
+    # node-b (195 against 122), freeing node-a's card for z.
+    df = gpuslice.defrag(data / "dra-one-move.yaml", policy="dra")
+    assert list(df["pod"]) == ["default/x"]
+    assert list(df["from_node"]) == ["node-a"] and list(df["to_node"]) == ["node-b"]
+    assert df.attrs["summary"]["targets"][0]["node"] == "node-a"

@@ -40,3 +40,18 @@ def test_plan_capacity_snapshot_known_answer(root):
     p = gpuslice.plan_capacity(snapshot=root / "tests/cli/data/snapshot-three-waiting.yaml",
                                add=root / "examples/place/t4-node.yaml", targets="refused_pct<=0")
     assert p.count == 3
+
+
+def test_simulate_dra_snapshot_under_policy_dra(root):
+    # examples/dra/hami-dra-cluster.yaml works the outcome out by hand (docs/dialects.md).
+    r = gpuslice.simulate(snapshot=root / "examples/dra/hami-dra-cluster.yaml", policy="dra")
+    pods = r.pods.set_index("name")
+    assert list(pods.index) == ["default/wide-0", "default/half-0", "default/small-0"]
+    assert list(pods["node"]) == ["node-a", "node-a", "node-b"]
+    driver = "hami-core-gpu.project-hami.io"
+    assert pods.loc["default/wide-0", "claim_allocation"].startswith(
+        '{"devices":{"results":[{"request":"gpu","driver":"' + driver
+        + '","pool":"node-a","device":"hami-gpu-1","consumedCapacity":{"cores":"60","memory":"71680Mi"}}]}')
+    assert r.summary["snapshot"]["running_gpu_pods"] == 1
+    other = gpuslice.simulate(snapshot=root / "examples/dra/hami-dra-cluster.yaml", policy="hami-binpack")
+    assert set(other.pods["claim_allocation"]) == {""}

@@ -875,6 +875,13 @@ core::QuotaUse DecisionState::quota_used(const std::string& ns) {
   return quotas_.used(ns);
 }
 
+bool DecisionState::quota_admits(const std::string& ns, const core::QuotaUse& request) {
+  std::lock_guard lock(mutex_);
+  expire();
+  const auto headroom = quotas_.headroom(ns);
+  return !headroom || headroom->admits(request);
+}
+
 void DecisionState::quotas_replaced(std::vector<core::NamespaceQuota> quotas) {
   std::lock_guard lock(mutex_);
   // A fresh book: the listed limits, then every held pod's usage again.

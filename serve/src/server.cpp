@@ -104,6 +104,12 @@ Endpoint parse_endpoint(const std::string& text, const std::string& flag) {
 
 Server::Server(DecisionState& state, Metrics& metrics, ServerOptions options)
     : state_(state), metrics_(metrics), options_(std::move(options)) {
+  // HAMi's webhook checks its quota cache (fitResourceQuota): here, the
+  // book of the pods this extender holds.
+  if (!options_.webhook.fits_quota)
+    options_.webhook.fits_quota = [this](const std::string& ns, const core::QuotaUse& request) {
+      return state_.quota_admits(ns, request);
+    };
   if (options_.tls_cert.empty() != options_.tls_key.empty())
     throw core::InputError("command line", 0, options_.tls_cert.empty() ? "--tls-cert" : "--tls-key",
                            "--tls-cert and --tls-key go together");

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+#include <optional>
+
 #include "base64.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -140,6 +144,58 @@ bool mutate_container(json& ctr, json& pod, const WebhookConfig& cfg, const std:
   return has_resource;
 }
 
+// HAMi's NVIDIA GenerateResourceRequests for one (mutated) container, the
+// part fitResourceQuota reads: {cards, MiB per card, cores per card}. A
+// percentage (or no memory and no defaultMemory) asks 0 MiB here, so only
+// MiB requests meet a memory quota at admission; what HAMi cannot read as a
+// whole number asks nothing (its empty request).
+struct AdmissionAsk {
+  int64_t count = 0, memory_mib = 0, cores = 0;
+};
+AdmissionAsk admission_ask(const json& ctr, const core::codec::RequestDefaults& d) {
+  try {
+    const json* n = present(ctr, d.resource_count);
+    if (!n) return {};
+    AdmissionAsk ask{quantity_value(*n, d.resource_count), 0, d.default_cores};
+    int64_t percent = core::kMemoryPercentUnset;
+    if (const json* m = present(ctr, d.resource_memory)) {
+      ask.memory_mib = quantity_value(*m, d.resource_memory);
+      if (ask.memory_mib < 0 || ask.memory_mib > std::numeric_limits<int32_t>::max()) return {};
+    }
+    if (const json* p = present(ctr, d.resource_memory_percentage)) {
+      const int64_t v = std::min<int64_t>(quantity_value(*p, d.resource_memory_percentage), 100);
+      if (v > 0) percent = v;
+    }
+    if (percent == core::kMemoryPercentUnset && ask.memory_mib == 0) ask.memory_mib = d.default_memory_mib;
+    if (const json* c = present(ctr, d.resource_cores)) ask.cores = quantity_value(*c, d.resource_cores);
+    return ask;
+  } catch (const Errored&) {
+    return {};
+  }
+}
+
+// HAMi fitResourceQuota (pkg/scheduler/webhook.go): app containers' asks
+// summed (x cards), init containers' largest, each key on its own; the
+// pod's effective ask is the larger. Nothing asked: nothing to check.
+std::optional<core::QuotaUse> quota_ask(const json& spec, const core::codec::RequestDefaults& d) {
+  core::QuotaUse app, init;
+  if (spec.contains("containers"))
+    for (const auto& c : spec["containers"]) {
+      const AdmissionAsk a = admission_ask(c, d);
+      app.memory_mib += a.memory_mib * a.count;
+      app.cores += a.cores * a.count;
+    }
+  if (spec.contains("initContainers"))
+    for (const auto& c : spec["initContainers"]) {
+      const AdmissionAsk a = admission_ask(c, d);
+      init.memory_mib = std::max(init.memory_mib, a.memory_mib * a.count);
+      init.cores = std::max(init.cores, a.cores * a.count);
+    }
+  const core::QuotaUse ask{std::max(app.memory_mib, init.memory_mib), std::max(app.cores, init.cores)};
+  if (ask.memory_mib == 0 && ask.cores == 0) return std::nullopt;
+  return ask;
+}
+
 bool privileged(const json& ctr) {
   if (!ctr.contains("securityContext") || !ctr["securityContext"].is_object()) return false;
   const json& sc = ctr["securityContext"];
@@ -208,8 +264,16 @@ json decide(const std::string& uid, const json& request, const WebhookConfig& cf
     spec["schedulerName"] = cfg.scheduler_name;
     if (!spec.value("nodeName", "").empty()) return denied(uid, "pod has node assigned");
   }
-  // HAMi also checks its ResourceQuota cache here (fitResourceQuota); the
-  // extender's state owns quotas, not this pure function.
+  // HAMi fitResourceQuota, on the mutated pod and its own namespace field.
+  if (cfg.fits_quota)
+    if (const auto ask = quota_ask(spec, cfg.defaults)) {
+      const json& meta =
+          pod.contains("metadata") && pod["metadata"].is_object() ? pod["metadata"] : json::object();
+      const std::string ns = meta.contains("namespace") && meta["namespace"].is_string()
+                                 ? meta["namespace"].get<std::string>()
+                                 : "";
+      if (!cfg.fits_quota(ns, *ask)) return denied(uid, "exceeding resource quota");
+    }
   json out = allowed(uid, "");
   const json ops = json_patch(original, pod);
   if (!ops.empty()) {

@@ -56,7 +56,8 @@ int CsvTable::column(const std::string& name, const std::string& source, bool re
 
 void for_each_csv_record(std::string_view csv, const std::string& source,
                          const std::function<void(const std::vector<std::string>&)>& header,
-                         const std::function<void(const std::vector<std::string>&, int line)>& row) {
+                         const std::function<void(const std::vector<std::string>&, int line)>& row,
+                         size_t optional_tail) {
   int line_no = 0;
   size_t header_cells = 0;
   bool seen_header = false;
@@ -77,9 +78,10 @@ void for_each_csv_record(std::string_view csv, const std::string& source,
       header(cells);
       continue;
     }
-    if (cells.size() != header_cells)
+    if (cells.size() > header_cells || cells.size() + optional_tail < header_cells)
       throw InputError(source, line_no, "",
                        fmt::format("{} cells, the header has {}", cells.size(), header_cells));
+    cells.resize(header_cells);
     row(cells, line_no);
   }
   if (!seen_header) throw InputError(source, 0, "", "empty file");

@@ -44,6 +44,8 @@ core::Cluster build_fleet(const std::vector<FleetGroup>& groups, const std::vect
         d.cores = g.node.cores;
         d.numa = c * 2 / std::max(1, g.node.cards);  // two NUMA halves, as on dual-socket hosts
         d.healthy = true;
+        d.mode = g.node.mode;
+        d.mig_profiles = g.node.mig_profiles;
         n.devices.push_back(std::move(d));
       }
       cluster.add_node(std::move(n));

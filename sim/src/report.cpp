@@ -44,6 +44,20 @@ std::string cards_of(const std::string& allocation) {
   return fmt::format("{}", fmt::join(cards, " "));
 }
 
+// Under DRA the cards are the claim's devices, "driver/pool/device", each once, in order.
+std::string cards_of(const PodRecord& p) {
+  if (p.claim_allocation.empty()) return cards_of(p.allocation);
+  std::vector<std::string> cards;
+  const auto result = nlohmann::json::parse(p.claim_allocation, nullptr, false);
+  if (result.is_discarded()) return {};  // we wrote it; cannot happen
+  for (const auto& r : result["devices"]["results"]) {
+    std::string card = fmt::format("{}/{}/{}", r["driver"].get<std::string>(), r["pool"].get<std::string>(),
+                                   r["device"].get<std::string>());
+    if (std::find(cards.begin(), cards.end(), card) == cards.end()) cards.push_back(std::move(card));
+  }
+  return fmt::format("{}", fmt::join(cards, " "));
+}
+
 const nlohmann::ordered_json* find(const nlohmann::ordered_json& j, const char* key) {
   return j.contains(key) ? &j[key] : nullptr;
 }
@@ -91,16 +105,22 @@ void write_outputs(const RunResult& r, const std::string& dir) {
   {
     auto f = open_out(d / "pods.csv");
     // origin, cards and shortfall were added for snapshot runs (queue |
-    // later; the cards granted; how close the best card came when not placed).
+    // later; the cards granted; how close the best card came when not placed);
+    // claim_allocation for `--policy dra` only (the claim's allocation
+    // result): every other run's pods.csv keeps its 14 columns, which
+    // readers anchored on the line's end rely on.
     f << "name,kind,gpu_milli,arrival,start,end,pending_seconds,status,node,allocation,reason,origin,cards,"
-         "shortfall\n";
+         "shortfall"
+      << (r.claim_allocations ? ",claim_allocation\n" : "\n");
     for (const auto& p : r.pods) {
       if (p.starting) continue;  // a snapshot's pod placed before the run
-      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(p.name), csv_cell(p.kind),
+      fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(p.name), csv_cell(p.kind),
                  p.gpu_milli, number(p.arrival), number(p.start), number(p.end),
                  p.start >= 0 ? number(p.start - p.arrival) : std::string(), p.status, csv_cell(p.node),
-                 csv_cell(p.allocation), csv_cell(p.reason), p.origin, csv_cell(cards_of(p.allocation)),
+                 csv_cell(p.allocation), csv_cell(p.reason), p.origin, csv_cell(cards_of(p)),
                  csv_cell(p.shortfall));
+      if (r.claim_allocations) fmt::print(f, ",{}", csv_cell(p.claim_allocation));
+      f << "\n";
     }
   }
   if (!r.node_names.empty()) {
@@ -199,12 +219,14 @@ void print_table(const RunResult& r, std::ostream& out) {
     ++shown;
     if (pod.start >= 0)
       fmt::print(
-          out, "    {:<28} -> {} {}{}\n      {}: {}\n", pod.name, pod.node, cards_of(pod.allocation),
+          out, "    {:<28} -> {} {}{}\n      {}: {}\n", pod.name, pod.node, cards_of(pod),
           pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "",
           grants, pod.allocation);
     if (pod.start >= 0 && !pod.mig_allocations.empty())
       fmt::print(out, "      hami.io/vgpu-mig-allocations: {}\n", pod.mig_allocations);
-    else
+    if (pod.start >= 0 && !pod.claim_allocation.empty())
+      fmt::print(out, "      claim allocation: {}\n", pod.claim_allocation);
+    if (pod.start < 0)  // a placed pod's lines are above
       fmt::print(out, "    {:<28} {} ({}){}{}\n", pod.name,
                  pod.status == "refused" ? "refused" : "still pending", pod.reason,
                  pod.shortfall.empty() ? "" : ": ", pod.shortfall);

@@ -100,7 +100,7 @@ std::vector<PodRecord> read_pods(const std::string& path) {
   std::vector<PodRecord> pods;
   Columns c;
   int name = 0, kind = 0, milli = 0, arrival = 0, start = 0, end = 0, status = 0, node = 0, allocation = 0,
-      reason = 0, origin = 0, shortfall = 0;
+      reason = 0, origin = 0, shortfall = 0, claim_allocation = 0;
   for_each_csv_record(
       text, path,
       [&](const std::vector<std::string>& h) {
@@ -117,6 +117,7 @@ std::vector<PodRecord> read_pods(const std::string& path) {
         reason = c.find("reason", path);
         origin = c.find("origin", path, false);  // snapshot runs (added later)
         shortfall = c.find("shortfall", path, false);
+        claim_allocation = c.find("claim_allocation", path, false);  // --policy dra (added later)
       },
       [&](const std::vector<std::string>& cells, int line) {
         auto text_of = [&](int col) { return col < 0 ? std::string() : cells[static_cast<size_t>(col)]; };
@@ -133,8 +134,10 @@ std::vector<PodRecord> read_pods(const std::string& path) {
         p.reason = text_of(reason);
         p.origin = text_of(origin);
         p.shortfall = text_of(shortfall);
+        p.claim_allocation = text_of(claim_allocation);
         pods.push_back(std::move(p));
-      });
+      },
+      1);  // claim_allocation, appended last: a row written before it (or by hand) may lack it
   return pods;
 }
 
@@ -188,6 +191,8 @@ RunResult read_run_folder(const std::string& dir, bool card_use) {
   run.summary = read_summary((d / "summary.json").string());
   run.timeline = read_timeline((d / "timeline.csv").string());
   run.pods = read_pods((d / "pods.csv").string());
+  // A dra run's pods.csv has the claim_allocation column (written for dra only).
+  run.claim_allocations = run.summary.value("policy", std::string()) == "dra";
   // A run with --no-card-use has no card_use.csv: its report says so.
   if (card_use && std::filesystem::exists(d / "card_use.csv", ec))
     read_card_use((d / "card_use.csv").string(), run);

@@ -13,6 +13,8 @@
 #include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/codec/yaml_documents.hpp"
+#include "gpuslice/core/dialects/hami/mig_registration.hpp"
+#include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -294,11 +296,108 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
   return t;
 }
 
+// `mig_instance_profiles:` of a template: NVML's GPU instance profiles of
+// the card (what `nvidia-smi mig -lgip` and `-lgipp` print), checked as the
+// registration's own migProfiles are (core/src/dialects/hami/registration.cpp).
+std::vector<core::codec::MigInstanceFacts> read_mig_facts(const Reader& r, const YAML::Node& list,
+                                                          const std::string& field, int64_t card_memory_mib) {
+  if (!list.IsSequence() || list.size() == 0)
+    r.fail(list, field, "must be a list of {slices, memory_mib, multiprocessors, instances, placements}");
+  std::vector<core::codec::MigInstanceFacts> out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string fi = fmt::format("{}[{}]", field, i);
+    const YAML::Node e = list[i];
+    r.only_keys(e, {"slices", "memory_mib", "multiprocessors", "instances", "placements"}, fi);
+    core::codec::MigInstanceFacts f;
+    f.slices = r.required<uint32_t>(e, "slices", fi + ".slices");
+    f.memory_mib = r.required<int32_t>(e, "memory_mib", fi + ".memory_mib");
+    f.multiprocessors = r.required<int32_t>(e, "multiprocessors", fi + ".multiprocessors");
+    f.instances = r.required<uint32_t>(e, "instances", fi + ".instances");
+    if (f.slices < 1 || f.slices > core::kMigSlices)
+      r.fail(r.get(e, "slices"), fi + ".slices", fmt::format("must be between 1 and {}", core::kMigSlices));
+    for (const auto& other : out)
+      if (other.slices == f.slices)
+        r.fail(r.get(e, "slices"), fi + ".slices",
+               fmt::format("a card has one {}-slice instance profile; it is listed twice", f.slices));
+    if (f.memory_mib <= 0 || f.memory_mib > card_memory_mib)
+      r.fail(r.get(e, "memory_mib"), fi + ".memory_mib",
+             fmt::format("must be positive and at most the card's {} MiB", card_memory_mib));
+    if (f.multiprocessors <= 0)
+      r.fail(r.get(e, "multiprocessors"), fi + ".multiprocessors", "must be positive");
+    if (f.instances < 1) r.fail(r.get(e, "instances"), fi + ".instances", "must be at least 1");
+    const YAML::Node pl = r.get(e, "placements");
+    if (!pl || !pl.IsSequence() || pl.size() == 0)
+      r.fail(pl ? pl : e, fi + ".placements", "must be a list of {start, size}");
+    for (size_t k = 0; k < pl.size(); ++k) {
+      const std::string fk = fmt::format("{}.placements[{}]", fi, k);
+      r.only_keys(pl[k], {"start", "size"}, fk);
+      const core::MigPlacement p{r.required<uint32_t>(pl[k], "start", fk + ".start"),
+                                 r.required<uint32_t>(pl[k], "size", fk + ".size")};
+      if (p.size == 0 || p.start >= core::kMigSlices || p.size > core::kMigSlices - p.start)
+        r.fail(pl[k], fk,
+               fmt::format("start {}, size {} is not within the card's {} memory slices", p.start, p.size,
+                           core::kMigSlices));
+      for (size_t o = 0; o < f.placements.size(); ++o)
+        if (p.start < f.placements[o].start + f.placements[o].size &&
+            f.placements[o].start < p.start + p.size)
+          r.fail(pl[k], fk, fmt::format("overlaps placements[{}]", o));
+      f.placements.push_back(p);
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// A template's cards in MIG mode: registered as HAMi v2.10's device plugin
+// registers them (count = the most instances of a registered profile,
+// devcore 100, migProfiles named by the device config's allowlist).
+void register_mig_template(const Reader& r, const YAML::Node& t, const std::string& f,
+                           const core::codec::DeviceConfig& config, NodeTemplate& node) {
+  const std::string ft = f + ".template";
+  for (const char* key : {"slots", "cores"})
+    if (r.get(t, key))
+      r.fail(r.get(t, key), ft + "." + key,
+             "is not read for a MIG-mode card: HAMi registers count = the most instances of its profiles "
+             "and devcore 100");
+  std::vector<core::codec::MigInstanceFacts> facts;
+  if (const YAML::Node m = r.get(t, "mig_instance_profiles")) {
+    facts = read_mig_facts(r, m, ft + ".mig_instance_profiles", node.card_memory_mib);
+  } else if (const auto* known = core::codec::known_mig_facts(node.model)) {
+    facts = *known;
+    for (const auto& k : facts)
+      if (k.memory_mib > node.card_memory_mib)
+        r.fail(r.get(t, "card_memory_mib"), ft + ".card_memory_mib",
+               fmt::format("{} MiB is below NVML's {}-slice instance of {} MiB on a '{}'",
+                           node.card_memory_mib, k.slices, k.memory_mib, node.model));
+  } else {
+    r.fail(
+        r.get(t, "model"), ft + ".model",
+        fmt::format("gpuslice knows the MIG instance profiles of no card named '{}' (it knows the H100 SXM5 "
+                    "80GB: 'H100 80GB HBM3', 'H100-SXM5-80GB'); give {}.mig_instance_profiles as NVML "
+                    "reports them (nvidia-smi mig -lgip, -lgipp)",
+                    node.model, ft));
+  }
+  const std::string type = core::codec::registered_type(node.model);
+  core::codec::MigRegistration reg = core::codec::discover_mig_profiles(type, facts, config);
+  if (reg.profiles.empty())
+    r.fail(r.get(t, "mode"), ft + ".mode",
+           fmt::format("HAMi's device plugin would register no card of this node: no migProfileAllowlist "
+                       "entry of the device config names a model in '{}', or none of its profiles is one "
+                       "the card has",
+                       type));
+  node.slots = reg.count;
+  node.cores = 100;
+  node.mig_profiles = std::move(reg.profiles);
+}
+
 // A node template (`template:` of a fleet entry or a node group), checked.
-NodeTemplate read_node_template(const Reader& r, const YAML::Node& g, const std::string& f) {
+NodeTemplate read_node_template(const Reader& r, const YAML::Node& g, const std::string& f,
+                                const core::codec::DeviceConfig& config) {
   const YAML::Node t = r.get(g, "template");
   if (!t) r.fail(g, f + ".template", "is required");
-  r.only_keys(t, {"name", "model", "cards", "card_memory_mib", "slots", "cores", "cpu_milli", "memory_mib"},
+  r.only_keys(t,
+              {"name", "model", "cards", "card_memory_mib", "slots", "cores", "cpu_milli", "memory_mib",
+               "mode", "mig_instance_profiles"},
               f + ".template");
   NodeTemplate node;
   node.name = r.required<std::string>(t, "name", f + ".template.name");
@@ -315,10 +414,19 @@ NodeTemplate read_node_template(const Reader& r, const YAML::Node& g, const std:
   if (node.card_memory_mib <= 0) r.fail(t, f + ".template.card_memory_mib", "must be positive");
   if (node.slots <= 0) r.fail(t, f + ".template.slots", "must be positive");
   if (node.cores <= 0) r.fail(t, f + ".template.cores", "must be positive");
+  node.mode = r.value<std::string>(t, "mode", f + ".template.mode", "hami-core");
+  if (node.mode == "mig")
+    register_mig_template(r, t, f, config, node);
+  else if (node.mode != "hami-core")
+    r.fail(r.get(t, "mode"), f + ".template.mode", fmt::format("'{}': use hami-core or mig", node.mode));
+  else if (r.get(t, "mig_instance_profiles"))
+    r.fail(r.get(t, "mig_instance_profiles"), f + ".template.mig_instance_profiles",
+           "is read only with mode: mig");
   return node;
 }
 
-void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& base_dir, Scenario& s) {
+void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& base_dir,
+                const core::codec::DeviceConfig& config, Scenario& s) {
   if (!fleet) r.fail(fleet, "fleet", "is required");
   if (fleet.IsSequence()) {
     std::vector<FleetGroup> groups;
@@ -328,7 +436,7 @@ void read_fleet(const Reader& r, const YAML::Node& fleet, const std::string& bas
       const YAML::Node g = fleet[i];
       r.only_keys(g, {"template", "count"}, f);
       FleetGroup fg;
-      fg.node = read_node_template(r, g, f);
+      fg.node = read_node_template(r, g, f, config);
       const int64_t count = r.value<int64_t>(g, "count", f + ".count", 1);
       if (count < 0 || count > 10'000'000)
         r.fail(r.get(g, "count"), f + ".count", "must be between 0 and 10000000");
@@ -387,7 +495,8 @@ std::vector<std::pair<std::string, std::string>> read_node_labels(const Reader& 
 // labelled: a --node-groups file, whose groups may name `node_labels` and
 // then may leave out `template` (a member node's registration is copied).
 std::vector<NodeGroupSpec> read_node_groups(const Reader& r, const YAML::Node& list,
-                                            const std::vector<FleetGroup>& fleet, bool labelled = false) {
+                                            const std::vector<FleetGroup>& fleet,
+                                            const core::codec::DeviceConfig& config, bool labelled = false) {
   if (!list.IsSequence() || list.size() == 0) r.fail(list, "node_groups", "must be a list of groups");
   std::vector<NodeGroupSpec> groups;
   int64_t units = 0;
@@ -408,7 +517,7 @@ std::vector<NodeGroupSpec> read_node_groups(const Reader& r, const YAML::Node& l
     if (YAML::Node labels = r.get(g, "node_labels"))
       spec.node_labels = read_node_labels(r, labels, f + ".node_labels");
     if (spec.node_labels.empty() || r.get(g, "template")) {
-      spec.node = read_node_template(r, g, f);
+      spec.node = read_node_template(r, g, f, config);
       spec.name = r.value<std::string>(g, "name", f + ".name", spec.node.name);
     } else {
       // The template comes from a member node (snapshot_node_groups.cpp);
@@ -491,7 +600,7 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
   if (!root.IsMap()) throw InputError(source, 1, "", "a scenario must be a mapping");
   r.only_keys(root,
               {"name", "policy", "gpu_policy", "seed", "queue", "fleet", "templates", "pods", "generator",
-               "openb_pods", "priority_classes", "quotas", "node_groups", "autoscaler"},
+               "openb_pods", "priority_classes", "quotas", "node_groups", "autoscaler", "device_config"},
               "");
   ScenarioFile read;
   read.names_fleet = static_cast<bool>(root["fleet"]);
@@ -514,9 +623,19 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
     r.fail(r.get(root, "queue"), "queue", fmt::format("'{}': use fifo or skip-ahead", queue));
   const YAML::Node node_groups = r.get(root, "node_groups");
   // else the snapshot's nodes replace any fleet here; node groups may stand instead of one
+  // HAMi's device config (`device_config: FILE`): its migProfileAllowlist
+  // names the profiles the fleet's MIG-mode cards register.
+  core::codec::DeviceConfig device_config = core::codec::chart_default_device_config();
+  if (YAML::Node d = r.get(root, "device_config")) {
+    const std::string path =
+        (std::filesystem::path(base_dir) / r.value<std::string>(root, "device_config", "device_config", ""))
+            .string();
+    device_config =
+        core::codec::parse_device_config(read_text(path, source, r.line(d), "device_config"), path);
+  }
   if (!fleet_given && (r.get(root, "fleet") || !node_groups))
-    read_fleet(r, r.get(root, "fleet"), base_dir, s);
-  if (node_groups) s.node_groups = read_node_groups(r, node_groups, s.fleet_groups);
+    read_fleet(r, r.get(root, "fleet"), base_dir, device_config, s);
+  if (node_groups) s.node_groups = read_node_groups(r, node_groups, s.fleet_groups, device_config);
   if (YAML::Node a = r.get(root, "autoscaler")) {
     if (!node_groups) r.fail(a, "autoscaler", "has no node_groups to scale");
     s.autoscaler = read_autoscaler(r, a);
@@ -670,7 +789,8 @@ NodeGroupsFile parse_node_groups_file(const std::string& text, const std::string
   file.source = source;
   const YAML::Node list = r.get(root, "node_groups");
   if (!list) r.fail(root, "node_groups", "is required");
-  file.groups = read_node_groups(r, list, {}, true);
+  // A template's MIG cards here are named by the chart's allowlist.
+  file.groups = read_node_groups(r, list, {}, core::codec::chart_default_device_config(), true);
   for (size_t i = 0; i < file.groups.size(); ++i) {
     const YAML::Node labels = r.get(list[i], "node_labels");
     file.label_lines.push_back(r.line(labels ? labels : list[i]));

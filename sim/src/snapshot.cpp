@@ -12,6 +12,7 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/sim/durations.hpp"
+#include "snapshot_dra.hpp"
 
 namespace gpuslice::sim {
 
@@ -103,6 +104,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   std::vector<core::codec::NodeDocument> nodes;
   std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
   std::vector<core::codec::PriorityClassDocument> priority_classes;
+  DraSnapshotReading dra;  // resource.k8s.io objects: a DRA fleet's cards, claims and allocations
   core::codec::read_kube_objects(
       text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
         if (auto* node = std::get_if<core::codec::NodeObject>(&object)) {
@@ -112,18 +114,23 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
           if (nodes.back().registered)
             for (const auto& e : node->header.meta.labels.entries)
               if (e.value.is_text()) nodes.back().labels.emplace(e.key, e.value.text);
-        } else if (auto* pod = std::get_if<core::codec::PodObject>(&object))
+        } else if (auto* pod = std::get_if<core::codec::PodObject>(&object)) {
+          const size_t before = docs.size();
           read_pod(*pod, context, defaults, docs, snap);
-        else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
+          if (docs.size() > before) dra.note_pod(before, *pod, context);
+        } else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
           devices.push_back(core::codec::device_document(*device, context));
         else if (auto* quota = std::get_if<core::codec::ResourceQuotaObject>(&object))
           snap.quotas.push_back(core::codec::namespace_quota(*quota, context, &snap.warnings));
         else if (auto* cls = std::get_if<core::codec::PriorityClassObject>(&object))
           priority_classes.push_back(core::codec::priority_class_document(*cls, context));
+        else
+          dra.take(object, context);
       });
   // Pods of a hand-written dump may name a class instead of carrying
   // spec.priority, which the API server would have filled in.
   core::codec::admit_priorities(priority_classes, docs, source, snap.warnings);
+  dra.register_nodes(nodes, source, snap.warnings);
   core::codec::complete_dialect_nodes(nodes, devices, source, snap.warnings);
   for (core::codec::NodeDocument& nd : nodes) {
     if (cluster.find(nd.node.name))
@@ -140,8 +147,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   for (size_t i = 0; i < cluster.size(); ++i) gpu_nodes += cluster.node(i).devices.empty() ? 0 : 1;
   if (gpu_nodes == 0)
     snap.warnings.push_back(
-        fmt::format("{}: no node carries hami.io/node-nvidia-register, a Koordinator Device or KAI's GPU "
-                    "labels: no GPU to "
+        fmt::format("{}: no node carries hami.io/node-nvidia-register, a Koordinator Device, KAI's GPU "
+                    "labels or a HAMi-DRA ResourceSlice: no GPU to "
                     "place on",
                     source));
 
@@ -160,6 +167,10 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
     std::string key;
     size_t doc;
   };
+  // DRA pods' requests and holdings are read from their claims first: a
+  // bound pod holding devices then reads as placed, a pending one as asking.
+  for (MalformedPod& m : dra.read_claims(cluster, docs, source, snap.warnings))
+    snap.malformed.push_back(std::move(m));
   // What each pod holds is read first: KAI's groups are among its labels.
   const std::vector<core::PlacedPod> placed =
       core::read_placed_pods(cluster, docs, source, {}, snap.warnings);
@@ -191,7 +202,12 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
       case core::PlacedRole::Hami:
       case core::PlacedRole::Koordinator:
       case core::PlacedRole::Kai: {
-        if (p.role == core::PlacedRole::BoundOnly && gpu) {
+        const core::PodAllocation* claimed =
+            p.role == core::PlacedRole::BoundOnly ? dra.held(p.doc) : nullptr;
+        const bool holds = p.holds() || claimed;
+        if (claimed) {
+          // Its devices are its allocated claims' (DraSnapshotReading).
+        } else if (p.role == core::PlacedRole::BoundOnly && gpu) {
           // Bound with GPU limits but no HAMi grant: another device plugin's
           // pod, or HAMi's annotations stripped. HAMi counts nothing for it.
           snap.warnings.push_back(
@@ -202,28 +218,29 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         } else if (p.role == core::PlacedRole::BoundOnly) {
           ++snap.skipped[kSkipNoGpu];  // its CPU and memory still count on its node
         }
-        const core::Holding held =
-            *core::holding_of(p, doc.request.host);  // bound: it holds at least its host
+        core::Holding held = *core::holding_of(p, doc.request.host);  // bound: it holds at least its host
+        if (claimed) held.allocation = *claimed;
         const core::PodAllocation& allocation = held.allocation;
         if (std::string over = over_capacity(cluster, held.node, allocation, held.host); !over.empty()) {
           snap.warnings.push_back(fmt::format("{}:{}: pod '{}' on node '{}' is not counted: {}", source,
                                               doc.line, name(), cluster.node(p.node).name, over));
-          if (p.holds()) ++snap.skipped[kSkipOverCapacity];
+          if (holds) ++snap.skipped[kSkipOverCapacity];
           continue;
         }
         cluster.charge(held.node, allocation, held.host);
         StartingPod s;
-        s.duration = p.holds() ? duration_of(doc) : kForever;
+        s.duration = holds ? duration_of(doc) : kForever;
         s.priority = priority_of(doc);
         s.controlled = doc.meta.controller.has_value();
         s.request = std::move(doc.request);  // read no more
         s.node = p.node;
         s.allocation = allocation;
         snap.starting.push_back(std::move(s));
-        if (p.holds()) ++snap.running_gpu_pods;
+        if (holds) ++snap.running_gpu_pods;
         continue;
       }
       case core::PlacedRole::Unplaced:
+        if (dra.left_out(p.doc)) continue;  // its claims could not be read: a MalformedPod
         if (!gpu) {
           ++snap.skipped[kSkipNoGpu];
           continue;

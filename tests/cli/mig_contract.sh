@@ -48,4 +48,12 @@ expect mig-simulate-reservation 0 "hami.io/vgpu-mig-allocations: \[\{\"container
 expect mig-report-instances 0 "MIG 1g.10gb at slice 3</div><div class=\"note\">MIG 1g.10gb at slice 2" -- cat "$OUT/sim/report.html"
 expect mig-simulate-device-config 2 "mig-bad-allowlist.yaml:6: nvidia.migProfileAllowlist\[0\]\.profiles\[1\]" -- \
   $T "$BIN" simulate --snapshot "$OUT/cluster.yaml" --device-config "$D/mig-bad-allowlist.yaml" --out "$OUT/sim2"
+# A scenario fleet in MIG mode (scenarios/h100-mig.yaml, worked by hand in tests/sim/scenario_test.cpp):
+# the registration generated from the card facts, a 1g waiting for slices until the 3g leaves.
+expect mig-scenario 0 "4 arrived, 4 placed, 0 refused" -- $T "$BIN" simulate "$SRC/scenarios/h100-mig.yaml" --out "$OUT/scn"
+expect mig-scenario-wait 0 "small-1g-3,small-1g,.*,30.000,100.000,.*,CardMigTopologyInfeasible," -- cat "$OUT/scn/pods.csv"
+expect mig-scenario-validate 0 "ok" -- $T "$BIN" validate "$SRC/scenarios/h100-mig.yaml"
+printf 'fleet:\n- template: {name: h, model: Tesla T4, card_memory_mib: 15360, mode: mig}\ntemplates: {t: {gpu: 1}}\npods: [{at: 0, template: t}]\n' > "$OUT/bad-mig.yaml"
+expect mig-scenario-unknown-card 2 "bad-mig.yaml:2: fleet\[0\]\.template\.model: .*no card named 'Tesla T4'" -- \
+  $T "$BIN" simulate "$OUT/bad-mig.yaml" --out "$OUT/bad"
 report

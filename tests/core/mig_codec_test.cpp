@@ -2,8 +2,11 @@
 // and hami.io/vgpu-mig-allocations. Cases name the HAMi test they reproduce.
 #include <catch2/catch.hpp>
 
+#include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/dialects/hami/device_config.hpp"
 #include "gpuslice/core/dialects/hami/mig_allocations.hpp"
+#include "gpuslice/core/dialects/hami/mig_registration.hpp"
 #include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/mig.hpp"
@@ -248,4 +251,61 @@ cambricon:
   CHECK(parse_device_config("nvidia:\n  migProfileAllowlist:\n  - models: [A100]\n    profiles: [9g.99gb]\n",
                             "dc.yaml")
             .mig_profile_allowlist.size() == 1);
+}
+
+// register.go discoverMigProfiles, worked by hand: names from the first
+// allowlist entry naming a substring of the card type, in its order; facts
+// from the N-slice instance profile of each name's "<N>g" key; core =
+// ceil(multiprocessors x 100 / the largest); count = the most instances.
+TEST_CASE("discoverMigProfiles: a MIG card's registration from NVML facts and the allowlist",
+          "[mig][registration]") {
+  const auto* h100 = known_mig_facts("H100-SXM5-80GB");
+  REQUIRE(h100);
+  CHECK(known_mig_facts("NVIDIA H100 80GB HBM3") == h100);
+  CHECK(known_mig_facts("Tesla T4") == nullptr);
+
+  SECTION("the chart's H100-SXM5-80GB row gives what examples/mig/h100-mig-node.yaml registers") {
+    const MigRegistration reg =
+        discover_mig_profiles("NVIDIA-H100-SXM5-80GB", *h100, chart_default_device_config());
+    CHECK(reg.count == 7);
+    // 16, 32, 60, 132 SMs of 132: 13, 25, 46, 100.
+    const auto example = parse_nodes(
+        read_text_file(GPUSLICE_TEST_DATA "/../../../examples/mig/h100-mig-node.yaml"), "h100-mig-node.yaml");
+    REQUIRE(example.size() == 1);
+    CHECK(reg.profiles == example[0].node.devices.at(0).mig_profiles);
+    CHECK(reg.count == example[0].node.devices.at(0).slots);
+  }
+  SECTION("NVML's own name for the card matches no chart row: no profiles, and HAMi registers no card") {
+    CHECK(discover_mig_profiles("NVIDIA H100 80GB HBM3", *h100, chart_default_device_config())
+              .profiles.empty());
+  }
+  SECTION("allowlist order; an unknown key skipped; a +me name takes the plain 1-slice profile") {
+    DeviceConfig config;
+    config.mig_profile_allowlist = {{{"H100"}, {"2g.20gb", "9g.99gb", "1g.10gb+me", "4g.40gb"}}};
+    const MigRegistration reg = discover_mig_profiles("NVIDIA-H100-SXM5-80GB", *h100, config);
+    REQUIRE(reg.profiles.size() == 3);
+    CHECK(reg.profiles[0] == MigProfile{"2g.20gb", 20096, 25, 2, {{0, 2}, {2, 2}, {4, 2}}});
+    CHECK(reg.profiles[1] ==
+          MigProfile{"1g.10gb+me", 9984, 13, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}});
+    // 64 of 132 SMs: ceil(48.48) = 49.
+    CHECK(reg.profiles[2] == MigProfile{"4g.40gb", 40448, 49, 4, {{0, 4}}});
+    CHECK(reg.count == 7);
+  }
+  SECTION("a name the card has no instance profile for is skipped; count follows what is registered") {
+    DeviceConfig config;
+    config.mig_profile_allowlist = {{{"X"}, {"3g.40gb", "6g.60gb"}}};
+    const MigRegistration reg = discover_mig_profiles("NVIDIA-X", *h100, config);
+    REQUIRE(reg.profiles.size() == 1);
+    CHECK(reg.profiles[0].name == "3g.40gb");
+    CHECK(reg.count == 2);
+  }
+  SECTION("first entry wins by substring: the chart's H20 row names an H200's profiles") {
+    const std::vector<MigInstanceFacts> facts = {{1, 18000, 16, 7, {{6, 1}}}, {7, 140000, 132, 1, {{0, 8}}}};
+    const MigRegistration reg =
+        discover_mig_profiles("NVIDIA-H200-SXM5", facts, chart_default_device_config());
+    REQUIRE(reg.profiles.size() == 2);
+    CHECK(reg.profiles[0].name == "1g.12gb");
+    CHECK(reg.profiles[1].name == "7g.96gb");
+    CHECK(reg.profiles[1].memory_mib == 140000);  // memory is NVML's, whatever the name says
+  }
 }

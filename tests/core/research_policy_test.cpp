@@ -2,6 +2,8 @@
 // fragmentation measure they rest on.
 #include <catch2/catch.hpp>
 
+#include "../../core/src/policies/research/common.hpp"
+#include "gpuslice/core/mig.hpp"
 #include "policy_fixtures.hpp"
 
 using namespace gpuslice::core;
@@ -149,4 +151,46 @@ TEST_CASE("every policy the CLI names is registered", "[core][policy]") {
        {"hami-binpack", "hami-spread", "random", "dotprod", "gpupacking", "gpuclustering", "bestfit", "fgd"})
     CHECK(make_policy(name) != nullptr);
   CHECK(make_policy("fgd-exact") != nullptr);
+}
+
+// The research policies' look-ahead charges a candidate grant into a copy of
+// the node's use (policies/research/common.hpp usage_after); a MIG
+// instance's slices must be taken there too, or FGD's fragmentation would
+// see room for another instance where HAMi's fit finds none.
+TEST_CASE("the look-ahead charges a tentative MIG grant's slices", "[research][mig]") {
+  gpuslice::core::Node node;
+  node.name = "n";
+  gpuslice::core::Device d;
+  d.uuid = "GPU-a";
+  d.slots = 7;
+  d.memory_mib = 40960;
+  d.cores = 100;
+  d.mode = "mig";
+  d.healthy = true;
+  d.mig_profiles = {{"1g.5gb", 5120, 14, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}}};
+  node.devices = {d};
+  // Slices 0-5 held: only slice 6 is left for a 1g.
+  gpuslice::core::DeviceUsage used;
+  for (uint32_t s = 0; s < 6; ++s) used.mig_slices += gpuslice::core::mig_slice_counts({s, 1});
+  const std::vector<gpuslice::core::DeviceUsage> usage = {used};
+  gpuslice::core::NodeView view{0, &node, usage, {}, 0, 0};
+  REQUIRE(gpuslice::core::mig_has_room(d, used, 5000));
+  gpuslice::core::PodAllocation alloc;
+  gpuslice::core::DeviceGrant g;
+  g.device = 0;
+  g.memory_mib = 5120;
+  g.cores = 14;
+  g.mig_profile = 0;
+  g.mig_placement = {6, 1};
+  alloc.containers = {{g}};
+  gpuslice::core::research::UsageAfter after;
+  REQUIRE(gpuslice::core::research::usage_after(view, alloc, after));
+  CHECK(after.cards[0].memory_mib == 5120);
+  CHECK(after.cards[0].slots == 1);
+  CHECK_FALSE(gpuslice::core::mig_has_room(d, after.cards[0], 5000));
+  // An init container's grant goes through the peak path: its slices too.
+  alloc.init_count = 1;
+  alloc.containers = {{g}, {}};
+  REQUIRE(gpuslice::core::research::usage_after(view, alloc, after));
+  CHECK_FALSE(gpuslice::core::mig_has_room(d, after.cards[0], 5000));
 }

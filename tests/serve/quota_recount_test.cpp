@@ -324,3 +324,24 @@ TEST_CASE("serve lists and watches ResourceQuotas from the API (or serves withou
     feed->stop();
   }
 }
+
+TEST_CASE("the admission webhook's quota check reads what the extender's pods hold",
+          "[serve][quota][webhook]") {
+  MemoryWriter writer;
+  DecisionState state(StateOptions{}, writer);
+  state.quotas_replaced({{"team-a", "gpu", {10000, std::nullopt}, 0}});
+  state.replace_all(std::vector<nlohmann::json>{node_json("node-0")}, std::vector<nlohmann::json>{});
+  // Nothing held: 10000 MiB reaches the limit exactly and fits; 10001 does not.
+  CHECK(state.quota_admits("team-a", {10000, 0}));
+  CHECK_FALSE(state.quota_admits("team-a", {10001, 0}));
+  ExtenderArgs a;
+  a.pod = pod_json("team-a", "held", 1, 6000, 0);
+  a.node_names = {"node-0"};
+  REQUIRE(state.filter(a).nodes);
+  // 6000 held (HAMi charges at filter time): 4000 more fits, 4001 passes 10000.
+  CHECK(state.quota_admits("team-a", {4000, 0}));
+  CHECK_FALSE(state.quota_admits("team-a", {4001, 0}));
+  // No limit on cores, none on another namespace.
+  CHECK(state.quota_admits("team-a", {0, 1000}));
+  CHECK(state.quota_admits("team-b", {1000000, 1000}));
+}

@@ -95,3 +95,83 @@ TEST_CASE("json_patch: objects key by key, arrays by their tail", "[serve][webho
   CHECK(a.patch(ops) == b);
   CHECK(json_patch(a, a).empty());
 }
+
+// HAMi v2.10 pkg/scheduler/webhook_test.go TestFitResourceQuota: namespace
+// "default" holds 1000 of 2000 MiB and 200 of 400 cores; the webhook denies
+// with "exceeding resource quota" when what a pod asks (app containers
+// summed x cards, init containers' largest) would pass a limit.
+TEST_CASE("webhook: HAMi's fitResourceQuota denies a pod over its namespace's quota",
+          "[serve][webhook][quota]") {
+  gpuslice::core::QuotaBook book;
+  book.add_quota("default", {2000, 400});
+  book.charge("default", {1000, 200});
+  WebhookConfig config;
+  config.fits_quota = [&book](const std::string& ns, const gpuslice::core::QuotaUse& ask) {
+    const auto headroom = book.headroom(ns);
+    return !headroom || headroom->admits(ask);
+  };
+  auto container = [](const std::string& name, const std::string& gpus, const std::string& mib) {
+    return json{{"name", name},
+                {"resources", {{"limits", {{"nvidia.com/gpu", gpus}, {"nvidia.com/gpumem", mib}}}}}};
+  };
+  auto review = [](const std::string& ns, json spec) {
+    spec["schedulerName"] = "hami-scheduler";
+    return json{
+        {"apiVersion", "admission.k8s.io/v1"},
+        {"kind", "AdmissionReview"},
+        {"request",
+         {{"uid", "u-1"},
+          {"object", {{"kind", "Pod"}, {"metadata", {{"name", "p"}, {"namespace", ns}}}, {"spec", spec}}}}}};
+  };
+  auto answer = [&](const std::string& ns, json spec) {
+    return admit_pod(review(ns, spec), config)["response"];
+  };
+  const json denied = {{"code", 403}, {"reason", "Forbidden"}, {"message", "exceeding resource quota"}};
+
+  SECTION("quota passed: 1 card x 100 MiB, 1100 of 2000") {
+    CHECK(answer("default", {{"containers", {container("c1", "1", "100")}}})["allowed"] == true);
+  }
+  SECTION("quota exceeded: 1 card x 1024 MiB, 2024 of 2000") {
+    const json r = answer("default", {{"containers", {container("c1", "1", "1024")}}});
+    CHECK(r["allowed"] == false);
+    CHECK(r["status"] == denied);
+  }
+  SECTION("request multiple gpus: 2 cards x 1024 MiB count 2048, 3048 of 2000") {
+    CHECK(answer("default", {{"containers", {container("c1", "2", "1024")}}})["allowed"] == false);
+  }
+  SECTION("request multiple gpus within quota: 2 x 400, 1800 of 2000") {
+    CHECK(answer("default", {{"containers", {container("c1", "2", "400")}}})["allowed"] == true);
+  }
+  SECTION("init containers run one after another: max(800, 800) beside app 500 is 800, 1800 of 2000") {
+    const json spec = {{"initContainers", {container("init1", "1", "800"), container("init2", "1", "800")}},
+                       {"containers", {container("app1", "1", "500")}}};
+    CHECK(answer("default", spec)["allowed"] == true);
+  }
+  SECTION("an init container of 1500 passes the limit on its own, 2500 of 2000") {
+    const json spec = {{"initContainers", {container("init-massive", "1", "1500")}},
+                       {"containers", {container("app1", "1", "100")}}};
+    CHECK(answer("default", spec)["allowed"] == false);
+  }
+  SECTION("exactly at the limit fits (HAMi's check is strict): 1000 more, 2000 of 2000") {
+    CHECK(answer("default", {{"containers", {container("c1", "1", "1000")}}})["allowed"] == true);
+  }
+  SECTION("a percentage asks 0 MiB at admission, and the webhook's exclusive 100 cores 300 of 400 fit") {
+    const json c = {
+        {"name", "c1"},
+        {"resources", {{"limits", {{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "100"}}}}}};
+    CHECK(answer("default", {{"containers", {c}}})["allowed"] == true);
+  }
+  SECTION("cores count too: whole cards get 100 cores each from the webhook") {
+    const json two = {{"name", "c1"}, {"resources", {{"limits", {{"nvidia.com/gpu", "2"}}}}}};
+    const json three = {{"name", "c1"}, {"resources", {{"limits", {{"nvidia.com/gpu", "3"}}}}}};
+    CHECK(answer("default", {{"containers", {two}}})["allowed"] == true);     // 200 + 200 = 400 of 400
+    CHECK(answer("default", {{"containers", {three}}})["allowed"] == false);  // 200 + 300 = 500 of 400
+  }
+  SECTION("another namespace without a quota is not checked") {
+    CHECK(answer("team-b", {{"containers", {container("c1", "1", "100000")}}})["allowed"] == true);
+  }
+  SECTION("without a quota book (the pure function's default) nothing is denied for quota") {
+    config.fits_quota = nullptr;
+    CHECK(answer("default", {{"containers", {container("c1", "1", "100000")}}})["allowed"] == true);
+  }
+}

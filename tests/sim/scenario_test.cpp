@@ -1,5 +1,6 @@
 #include "gpuslice/sim/scenario.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "gpuslice/core/errors.hpp"
@@ -181,4 +182,130 @@ TEST_CASE("what-if: 2-D FGD beats HAMi binpack and spread on the inference fleet
         Approx(binpack["alloc_cores_pct_time_weighted"].get<double>()));
   CHECK(fgd["alloc_gpu_pct_time_weighted"].get<double>() <=
         binpack["alloc_gpu_pct_time_weighted"].get<double>());
+}
+
+// A scenario fleet in MIG mode, worked by hand: the H100 SXM5 80GB's
+// registration is generated as HAMi v2.10's device plugin writes it (the
+// chart's allowlist names 1g.10gb 9984 MiB 13 %, 2g.20gb 20096 MiB 25 %,
+// 3g.40gb 40448 MiB 46 %, 7g.80gb; count 7), and pods are placed as
+// tests/core/data/mig.yaml's cases do: the smallest profile holding the
+// memory, 1g./3g. from the highest free placement, others from the lowest.
+TEST_CASE(
+    "golden: the H100 MIG scenario places 3g high, 2g low, two 1g in one pod, and a 1g waits for slices",
+    "[sim][golden][mig]") {
+  auto r = run("scenarios/h100-mig.yaml");
+  const std::string card = "GPU-h100-mig-0-0";
+  REQUIRE(r.pods.size() == 4);
+  // 40000 MiB: 3g.40gb (40448 >= 40000), placed high: slices 4-7.
+  CHECK(r.pods[0].allocation == card + ",NVIDIA,40448,46:;");
+  CHECK(
+      r.pods[0].mig_allocations ==
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-h100-mig-0-0","profile":"3g.40gb","placement":{"start":4,"size":4}}])");
+  // 15000 MiB: 1g.10gb is too small, 2g.20gb placed low: slices 0-1.
+  CHECK(r.pods[1].allocation == card + ",NVIDIA,20096,25:;");
+  CHECK(
+      r.pods[1].mig_allocations ==
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-h100-mig-0-0","profile":"2g.20gb","placement":{"start":0,"size":2}}])");
+  // gpu: 2 on a node of one MIG card: two 1g.10gb on it (HAMi PR #2724),
+  // the highest free 1-slice placements: 3, then 2.
+  CHECK(r.pods[2].allocation == card + ",NVIDIA,9984,13:" + card + ",NVIDIA,9984,13:;");
+  CHECK(
+      r.pods[2].mig_allocations ==
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-h100-mig-0-0","profile":"1g.10gb","placement":{"start":3,"size":1}},)"
+      R"({"containerIndex":0,"deviceIndex":1,"gpuUUID":"GPU-h100-mig-0-0","profile":"1g.10gb","placement":{"start":2,"size":1}}])");
+  // 1000 MiB at t=30: memory (81559 - 80512 = 1047 MiB free) and cores
+  // (97 of 100) pass, but no 1g placement is free: CardMigTopologyInfeasible.
+  // When the 3g leaves at t=100, it takes the highest free slice, 6.
+  CHECK(r.pods[3].reason == "CardMigTopologyInfeasible");
+  CHECK(r.pods[3].start == Approx(100));
+  CHECK(r.pods[3].allocation == card + ",NVIDIA,9984,13:;");
+  CHECK(
+      r.pods[3].mig_allocations ==
+      R"([{"containerIndex":0,"deviceIndex":0,"gpuUUID":"GPU-h100-mig-0-0","profile":"1g.10gb","placement":{"start":6,"size":1}}])");
+  // Placed in the end: no refusal counted, but HAMi's event at t=30 names the reason.
+  CHECK(r.summary["refusals_by_reason"] == nlohmann::ordered_json::object());
+  const auto failed = std::find_if(r.events.begin(), r.events.end(),
+                                   [](const EventRecord& e) { return e.reason == "FilteringFailed"; });
+  REQUIRE(failed != r.events.end());
+  CHECK(failed->time == Approx(30));
+  CHECK(failed->message == "1 nodes CardMigTopologyInfeasible(h100-mig-0)");
+}
+
+TEST_CASE("scenario fleets: a MIG template's registration and its bad input", "[sim][scenario][mig]") {
+  const std::string head = "pods: [{at: 0, template: t}]\ntemplates: {t: {gpu: 1, gpumem: 1000}}\n";
+  SECTION("the chart allowlist names an H100-SXM5-80GB's profiles; count 7, devcore 100") {
+    Scenario s = parse_scenario(head +
+                                    "fleet:\n- template: {name: h, model: H100-SXM5-80GB, cards: 2, "
+                                    "card_memory_mib: 81559, mode: mig}\n",
+                                "mig.yaml", ".");
+    REQUIRE(s.fleet.size() == 1);
+    const auto& d = s.fleet.node(0).devices.at(1);
+    CHECK(d.mode == "mig");
+    CHECK(d.slots == 7);
+    CHECK(d.cores == 100);
+    CHECK(d.memory_mib == 81559);
+    CHECK(d.type == "NVIDIA-H100-SXM5-80GB");
+    REQUIRE(d.mig_profiles.size() == 4);
+    CHECK(d.mig_profiles[0] ==
+          core::MigProfile{"1g.10gb", 9984, 13, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}});
+    CHECK(d.mig_profiles[2] == core::MigProfile{"3g.40gb", 40448, 46, 3, {{0, 4}, {4, 4}}});
+    CHECK(d.mig_profiles[3] == core::MigProfile{"7g.80gb", 81152, 100, 7, {{0, 8}}});
+  }
+  SECTION("explicit NVML facts; the allowlist picks the names (here the chart's A30 row)") {
+    Scenario s = parse_scenario(head + R"(fleet:
+- template:
+    name: a30
+    model: A30
+    card_memory_mib: 24576
+    mode: mig
+    mig_instance_profiles:
+    - {slices: 1, memory_mib: 5952, multiprocessors: 14, instances: 4, placements: [{start: 0, size: 1}, {start: 1, size: 1}, {start: 2, size: 1}, {start: 3, size: 1}]}
+    - {slices: 2, memory_mib: 11968, multiprocessors: 28, instances: 2, placements: [{start: 0, size: 2}, {start: 2, size: 2}]}
+    - {slices: 4, memory_mib: 24192, multiprocessors: 56, instances: 1, placements: [{start: 0, size: 4}]}
+)",
+                                "mig.yaml", ".");
+    const auto& d = s.fleet.node(0).devices.at(0);
+    CHECK(d.slots == 4);
+    REQUIRE(d.mig_profiles.size() == 3);
+    // core = ceil(multiprocessors x 100 / 56): 25, 50, 100.
+    CHECK(d.mig_profiles[0] == core::MigProfile{"1g.6gb", 5952, 25, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}}});
+    CHECK(d.mig_profiles[1] == core::MigProfile{"2g.12gb", 11968, 50, 2, {{0, 2}, {2, 2}}});
+    CHECK(d.mig_profiles[2] == core::MigProfile{"4g.24gb", 24192, 100, 4, {{0, 4}}});
+  }
+  auto fails = [&](const std::string& fleet, const std::string& field, const std::string& says) {
+    try {
+      parse_scenario(head + fleet, "mig.yaml", ".");
+      FAIL("no error");
+    } catch (const core::InputError& e) {
+      CHECK(e.field() == field);
+      CHECK_THAT(e.detail(), Catch::Matchers::Contains(says));
+    }
+  };
+  SECTION("bad input names the field") {
+    fails("fleet:\n- template: {name: h, model: Tesla T4, card_memory_mib: 15360, mode: mig}\n",
+          "fleet[0].template.model", "knows the MIG instance profiles of no card named 'Tesla T4'");
+    // NVML's own name for the SXM5 card is in no chart allowlist row.
+    fails("fleet:\n- template: {name: h, model: NVIDIA H100 80GB HBM3, card_memory_mib: 81559, mode: mig}\n",
+          "fleet[0].template.mode", "would register no card of this node");
+    fails(
+        "fleet:\n- template: {name: h, model: H100-SXM5-80GB, card_memory_mib: 81559, mode: mig, slots: 7}\n",
+        "fleet[0].template.slots", "not read for a MIG-mode card");
+    fails("fleet:\n- template: {name: h, model: H100-SXM5-80GB, card_memory_mib: 40000, mode: mig}\n",
+          "fleet[0].template.card_memory_mib", "below NVML's 3-slice instance of 40448 MiB");
+    fails("fleet:\n- template: {name: h, model: H100-SXM5-80GB, card_memory_mib: 81559, mode: mps}\n",
+          "fleet[0].template.mode", "use hami-core or mig");
+    fails(
+        "fleet:\n- template: {name: h, model: A30, card_memory_mib: 24576, mode: mig, mig_instance_profiles: "
+        "[{slices: 2, memory_mib: 11968, multiprocessors: 28, instances: 2, placements: [{start: 0, size: "
+        "2}, "
+        "{start: 1, size: 2}]}]}\n",
+        "fleet[0].template.mig_instance_profiles[0].placements[1]", "overlaps placements[0]");
+    fails(
+        "fleet:\n- template: {name: h, model: A30, card_memory_mib: 24576, mode: mig, mig_instance_profiles: "
+        "[{slices: 2, memory_mib: 11968, multiprocessors: 28, instances: 2, placements: [{start: 7, size: "
+        "2}]}]}\n",
+        "fleet[0].template.mig_instance_profiles[0].placements[0]", "not within the card's 8 memory slices");
+    fails("fleet:\n- template: {name: h, model: T4, card_memory_mib: 15360, mig_instance_profiles: []}\n",
+          "fleet[0].template.mig_instance_profiles", "read only with mode: mig");
+  }
 }

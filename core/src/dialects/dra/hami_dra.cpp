@@ -51,7 +51,10 @@ std::optional<ClaimSpec> hami_dra_claim(const ContainerRequest& container, int64
   ExactRequest r;
   r.device_class = kHamiDraClass;
   r.count = container.count;
-  r.selectors = {fmt::format("device.attributes[\"{}\"].type == \"hami-gpu\"", kHamiDraDriver)};
+  // Formatted once: a claim is written per container and fit.
+  static const std::string selector =
+      fmt::format("device.attributes[\"{}\"].type == \"hami-gpu\"", kHamiDraDriver);
+  r.selectors = {selector};
   const int64_t memory_mib = container.memory_on(card_memory_mib);
   if (memory_mib > 0) r.capacity.emplace_back("memory", memory_mib * kMiBytes * 1000);
   if (container.cores > 0) r.capacity.emplace_back("cores", int64_t(container.cores) * 1000);

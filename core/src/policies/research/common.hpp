@@ -10,6 +10,7 @@
 #include "gpuslice/core/allocation.hpp"
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/fragmentation.hpp"
+#include "gpuslice/core/mig.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/request.hpp"
 
@@ -55,6 +56,9 @@ inline bool usage_after(const NodeView& node, const PodAllocation& allocation, U
         out.cards[d].slots += 1;
         out.cards[d].memory_mib += g.memory_mib;
         out.cards[d].cores += g.cores;
+        // A MIG instance holds its slices too: the look-ahead's MIG room
+        // (mig_has_room) must see them taken.
+        if (g.is_mig()) out.cards[d].mig_slices += mig_slice_counts(g.mig_placement);
         out.charged |= uint64_t{1} << d;
       }
     return true;
@@ -65,6 +69,7 @@ inline bool usage_after(const NodeView& node, const PodAllocation& allocation, U
     u.slots += charge.usage.slots;
     u.memory_mib += charge.usage.memory_mib;
     u.cores += charge.usage.cores;
+    u.mig_slices += charge.usage.mig_slices;
     out.charged |= uint64_t{1} << d;
   }
   return true;

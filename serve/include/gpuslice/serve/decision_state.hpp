@@ -129,6 +129,9 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   std::vector<core::QuotaBook::Entry> quota_entries();
   // What the namespace's held pods count against its quota now.
   core::QuotaUse quota_used(const std::string& ns);
+  // HAMi FitQuota for the admission webhook: whether the namespace's limits
+  // hold what its pods hold now plus `request` (true without a limit).
+  bool quota_admits(const std::string& ns, const core::QuotaUse& request);
 
  private:
   enum class Kind { Observed, Reserved, Binding, Bound };

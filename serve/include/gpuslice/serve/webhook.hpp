@@ -4,11 +4,13 @@
 // its changes as a base64 JSONPatch.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
 #include "gpuslice/core/codec/manifest.hpp"
+#include "gpuslice/core/quota.hpp"
 
 namespace gpuslice::serve {
 
@@ -22,6 +24,10 @@ struct WebhookConfig {
   bool overwrite_env = false;      // nvidia.overwriteEnv: NVIDIA_VISIBLE_DEVICES=none without a GPU
   std::string gpu_core_policy;     // nvidia.gpuCorePolicy ("" or "default": no env)
   core::codec::RequestDefaults defaults;
+  // HAMi fitResourceQuota against its quota cache: whether the namespace's
+  // limits hold what it already holds plus `request` (QuotaHeadroom::admits).
+  // Unset: no quota check (the pure function has no cluster state).
+  std::function<bool(const std::string& ns, const core::QuotaUse& request)> fits_quota;
 };
 
 // Not an AdmissionReview with a request (the server answers 400).

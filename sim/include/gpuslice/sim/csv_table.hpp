@@ -24,9 +24,13 @@ struct CsvTable {
 // record with its line number. Empty lines are skipped, a UTF-8 byte order
 // mark and CR line ends accepted; a record whose cell count differs from the
 // header's, an unclosed quote or an empty file is an InputError at `source`.
+// `optional_tail`: a record may lack that many of the header's last cells
+// (columns appended in a later version, absent from rows written before or
+// by hand); they read as empty.
 void for_each_csv_record(std::string_view csv, const std::string& source,
                          const std::function<void(const std::vector<std::string>&)>& header,
-                         const std::function<void(const std::vector<std::string>&, int line)>& row);
+                         const std::function<void(const std::vector<std::string>&, int line)>& row,
+                         size_t optional_tail = 0);
 
 // The whole file as a table (for small files; large ones stream).
 CsvTable read_csv_table(std::string_view csv, const std::string& source);

@@ -19,6 +19,11 @@ struct NodeTemplate {
   int32_t cores = 100;    // devcore
   int64_t cpu_milli = 0;  // host capacity; 0 = not tracked
   int64_t memory_mib = 0;
+  // HAMi's operating mode for the cards: "hami-core", or "mig", whose
+  // registration (slots = count, cores = 100, mig_profiles) the scenario
+  // reader generates as HAMi's device plugin would (mig_registration.hpp).
+  std::string mode = "hami-core";
+  std::vector<core::MigProfile> mig_profiles{};
 };
 
 struct FleetGroup {

@@ -64,6 +64,9 @@ struct PodRecord {
   // HAMi v2.10's hami.io/vgpu-mig-allocations when the pod holds MIG
   // instances (report.html and the terminal show them; pods.csv does not).
   std::string mig_allocations;
+  // `--policy dra`: the pod's claims' allocation result (status.allocation
+  // in compact JSON, dra/fleet.hpp); empty under every other policy.
+  std::string claim_allocation;
 };
 
 struct EventRecord {
@@ -93,6 +96,9 @@ struct RunResult {
   std::vector<CardUseRow> card_use;
   std::vector<std::string> node_names;  // for card_use rows
   bool interrupted = false;
+  // `--policy dra`: pods.csv gains the claim_allocation column (last); the
+  // other policies' pods.csv keeps its columns as they were.
+  bool claim_allocations = false;
 };
 
 // The fleet is copied: a scenario can be run many times.

@@ -33,6 +33,7 @@ class DraPolicy : public Policy, public DeviceFit {
  private:
   struct NodeDevices;
   const NodeDevices& devices_of(const NodeView& node);
+  bool enough_devices(const NodeView& node, const PodRequest& pod, int64_t card_memory) const;
 
   std::vector<DeviceClass> classes_;
   CelCache cache_;
