@@ -16,7 +16,7 @@ set(GPUSLICE_UNITY_ALONE
     core:src/disruption/label_selector.cpp core:src/disruption/disruption_budget.cpp
     core:src/dialects/dra/cel_compile.cpp core:src/dialects/dra/cel_eval.cpp core:src/dialects/dra/hami_dra.cpp
     sim:src/compare.cpp sim:src/compare_cells.cpp sim:src/openb.cpp sim:src/report.cpp sim:src/run_folder.cpp
-    realgpu:src/lab_001.cpp realgpu:src/lab_002.cpp realgpu:src/labs_bench.cpp
+    realgpu:src/labs/lab_001.cpp realgpu:src/labs/lab_002.cpp realgpu:src/labs/labs_bench.cpp
     realgpu/fake:proc_address.cpp
     serve:src/api_objects.cpp serve:src/preemption_protocol.cpp)
 if(CMAKE_UNITY_BUILD)

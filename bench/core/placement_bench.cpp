@@ -53,17 +53,9 @@ Cluster openb_fleet(const std::string& dir) {
     n.name = r[0];
     n.capacity = {std::stoll(r[1]), std::stoll(r[2])};
     const int gpus = std::stoi(r[3]);
-    for (int i = 0; i < gpus; ++i) {
-      Device d;
-      d.uuid = fmt::format("{}-gpu{}", r[0], i);
-      d.index = i;
-      d.type = "NVIDIA-" + r[4];
-      d.slots = 10;
-      d.memory_mib = card_mib(r[4]);
-      d.cores = 100;
-      d.healthy = true;
-      n.devices.push_back(d);
-    }
+    for (int i = 0; i < gpus; ++i)
+      n.devices.push_back(
+          healthy_card(fmt::format("{}-gpu{}", r[0], i), i, "NVIDIA-" + r[4], 10, card_mib(r[4])));
     c.add_node(std::move(n));
   }
   return c;

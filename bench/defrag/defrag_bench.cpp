@@ -134,17 +134,9 @@ Problem synthetic_problem(size_t nodes, bool tight) {
   for (size_t n = 0; n < nodes; ++n) {
     core::Node node;
     node.name = fmt::format("gpu-{:05}", n);
-    for (int d = 0; d < 8; ++d) {
-      core::Device dev;
-      dev.uuid = fmt::format("GPU-{}-{}", node.name, d);
-      dev.index = d;
-      dev.type = "NVIDIA-A100-SXM4-80GB";
-      dev.slots = 10;
-      dev.memory_mib = 81920;
-      dev.cores = 100;
-      dev.healthy = true;
-      node.devices.push_back(dev);
-    }
+    for (int d = 0; d < 8; ++d)
+      node.devices.push_back(
+          core::healthy_card(fmt::format("GPU-{}-{}", node.name, d), d, "NVIDIA-A100-SXM4-80GB", 10, 81920));
     p.cluster.add_node(node);
   }
   for (size_t n = 0; n < nodes; ++n)

@@ -27,17 +27,9 @@ constexpr int kPodsPerNode = 10;
 
 nlohmann::json node_object(int i) {
   std::vector<core::Device> cards;
-  for (int c = 0; c < 8; ++c) {
-    core::Device d;
-    d.uuid = fmt::format("GPU-{:05d}-{}", i, c);
-    d.index = c;
-    d.type = "NVIDIA-A100-SXM4-80GB";
-    d.slots = 10;
-    d.memory_mib = 81920;
-    d.cores = 100;
-    d.healthy = true;
-    cards.push_back(d);
-  }
+  for (int c = 0; c < 8; ++c)
+    cards.push_back(
+        core::healthy_card(fmt::format("GPU-{:05d}-{}", i, c), c, "NVIDIA-A100-SXM4-80GB", 10, 81920));
   return {
       {"apiVersion", "v1"},
       {"kind", "Node"},

@@ -73,17 +73,9 @@ std::vector<nlohmann::json> generated_nodes(int count, const std::string& name_f
     core::Node n;
     n.name = fmt::vformat(name_format, fmt::make_format_args(i));
     n.capacity = {128000, 1048576};
-    for (int c = 0; c < 8; ++c) {
-      core::Device d;
-      d.uuid = fmt::format("GPU-{:05d}-{}", i, c);
-      d.index = c;
-      d.type = "NVIDIA-A100-SXM4-80GB";
-      d.slots = 10;
-      d.memory_mib = 81920;
-      d.cores = 100;
-      d.healthy = true;
-      n.devices.push_back(d);
-    }
+    for (int c = 0; c < 8; ++c)
+      n.devices.push_back(
+          core::healthy_card(fmt::format("GPU-{:05d}-{}", i, c), c, "NVIDIA-A100-SXM4-80GB", 10, 81920));
     out.push_back(node_object(n));
   }
   return out;

@@ -175,15 +175,16 @@ Scheduler::Placement::Placement(Caches& caches, const Cluster& cluster_, const P
   // A policy breaking ties by name has its nodes scanned in name order
   // (scan_all), so the node kept of a state is the first named; among given
   // candidates (in cluster order) nothing is skipped for it.
-  skip_repeats = !full && (policy.score_reads_only_node_state() || policy.keys_node_state()) &&
-                 !names_cards() && !(policy.ties_by_name() && among);
+  const PolicyTraits traits = policy.traits();
+  skip_repeats = !full && (traits.score_reads_only_node_state || traits.keys_node_state) && !names_cards() &&
+                 !(traits.ties_by_name && among);
   // Unless the pod names cards by UUID: a filter that fits none of 10,000
   // nodes fits each state once.
   share_refusals = full && !names_cards();
   c.clear_seen_states(cluster);
   if (share_refusals && c.refused_at_.size() != cluster.size()) c.refused_at_.assign(cluster.size(), {});
   if (full) decision.failed.reserve(among ? among->size() : cluster.size());
-  if (policy.ties_by_name()) by_name = c.name_ranks(cluster);
+  if (traits.ties_by_name) by_name = c.name_ranks(cluster);
 }
 
 Decision Scheduler::Placement::by_rank(Caches& c, const QuotaBook* quotas, const Cluster& cluster,
@@ -510,8 +511,9 @@ Decision Scheduler::place_impl(const Cluster& cluster, const PodRequest& pod, Po
   Placement p(c, cluster, pod, policy, detail, among, quota);
   // The quota's headroom is the namespace's, not the node's: scores kept
   // per node between placements would not see it move.
-  const bool keep_scores = !p.full && !quota && policy.score_changes_only_with_node() && !p.names_cards() &&
-                           !policy.ties_by_name();
+  const PolicyTraits traits = policy.traits();
+  const bool keep_scores =
+      !p.full && !quota && traits.score_changes_only_with_node && !p.names_cards() && !traits.ties_by_name;
   if (among)
     p.scan_given(*among);
   else if (NodeLottery* lottery = p.full ? nullptr : policy.lottery())
@@ -559,8 +561,8 @@ std::vector<uint32_t> failed_by_name(const Cluster& cluster, const Decision& dec
   return order;
 }
 
-std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
-                                           size_t considered) {
+std::vector<KubeEvent> filtering_failed_events(const Cluster& cluster, const Decision& decision,
+                                               size_t considered) {
   // HAMi lists each reason's nodes by name under the reasons in name order
   // (a map of reason to nodes). The failed nodes are put in name order once,
   // then dealt to their reasons, which keeps each list in that order: at
@@ -586,7 +588,7 @@ std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decisio
   std::sort(reasons.begin(), reasons.end(),
             [](Reason a, Reason b) { return reason_name(a) < reason_name(b); });
 
-  std::vector<Event> events;
+  std::vector<KubeEvent> events;
   for (const Reason reason : reasons) {
     const auto& nodes = by_reason[static_cast<size_t>(reason)];
     // One pass over the names: appending lets the text grow as it must,

@@ -60,7 +60,7 @@ void Scheduler::Caches::clear_seen_states(const Cluster& cluster) {
 
 size_t Scheduler::Caches::first_with_state(const Cluster& cluster, size_t id, const Policy& policy) {
   uint64_t key = 0;
-  if (policy.keys_node_state()) {
+  if (policy.traits().keys_node_state) {
     const auto own = policy.node_state_key(id);
     if (!own) return id;  // the policy cannot tell: a state of its own
     key = *own;

@@ -45,7 +45,7 @@ struct Scheduler::Caches {
   // moving the stamp on (a scan per placement must not clear a table).
   struct SeenState {
     uint64_t hash = 0;
-    uint64_t key = 0;  // the policy's own node state (keys_node_state)
+    uint64_t key = 0;  // the policy's own node state (PolicyTraits::keys_node_state)
     uint32_t node = 0;
     uint32_t stamp = 0;
   };

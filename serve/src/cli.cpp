@@ -12,8 +12,8 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/serve/decision_state.hpp"
 #include "gpuslice/serve/dialect_check.hpp"
+#include "gpuslice/serve/extender_metrics.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
-#include "gpuslice/serve/metrics.hpp"
 #include "gpuslice/serve/server.hpp"
 #include "template_nodes.hpp"
 

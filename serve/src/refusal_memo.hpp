@@ -28,7 +28,7 @@ class RefusalMemo {
   // What the extender answers and records for a refused pod.
   struct Answer {
     FailedNodes failed;
-    std::vector<core::Event> events;
+    std::vector<core::KubeEvent> events;
   };
   // A node's refusal of the pod now (nullopt: the pod fits it).
   using Refit = std::function<std::optional<core::Refusal>(size_t node)>;

@@ -21,8 +21,8 @@
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/scheduler.hpp"
-#include "gpuslice/sim/metrics.hpp"
 #include "gpuslice/sim/node_groups.hpp"
+#include "gpuslice/sim/run_metrics.hpp"
 
 namespace gpuslice::sim {
 

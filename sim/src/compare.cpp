@@ -14,9 +14,9 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/csv_table.hpp"
 #include "gpuslice/sim/headline.hpp"
-#include "gpuslice/sim/metrics.hpp"
 #include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/run_folder.hpp"
+#include "gpuslice/sim/run_metrics.hpp"
 
 namespace gpuslice::sim {
 

@@ -6,7 +6,7 @@
 #include <array>
 #include <cmath>
 
-#include "gpuslice/sim/metrics.hpp"
+#include "gpuslice/sim/run_metrics.hpp"
 
 namespace gpuslice::sim {
 

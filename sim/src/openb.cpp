@@ -86,19 +86,11 @@ core::Cluster load_openb_nodes(std::string_view csv, const std::string& source, 
                       n.model));
     if (std::string problem = core::codec::node_name_problem(n.name); !problem.empty())
       throw InputError(source, t.lines[r], "sn", problem);
-    for (int64_t i = 0; i < gpus; ++i) {
-      core::Device d;
-      d.uuid = fmt::format("{}-gpu{}", n.name, i);
-      d.index = static_cast<int>(i);
-      // "NVIDIA-<model>": openb's model names are not substrings of each other,
-      // so gpu_spec maps to HAMi's use-gputype substring match exactly.
-      d.type = "NVIDIA-" + n.model;
-      d.slots = slots;
-      d.memory_mib = openb_card_memory_mib(n.model);
-      d.cores = 100;
-      d.healthy = true;
-      n.devices.push_back(std::move(d));
-    }
+    // "NVIDIA-<model>": openb's model names are not substrings of each other,
+    // so gpu_spec maps to HAMi's use-gputype substring match exactly.
+    for (int64_t i = 0; i < gpus; ++i)
+      n.devices.push_back(core::healthy_card(fmt::format("{}-gpu{}", n.name, i), static_cast<int>(i),
+                                             "NVIDIA-" + n.model, slots, openb_card_memory_mib(n.model)));
     if (cluster.find(n.name))
       throw InputError(source, t.lines[r], "sn", fmt::format("duplicate node '{}'", n.name));
     cluster.add_node(std::move(n));

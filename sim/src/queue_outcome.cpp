@@ -8,7 +8,7 @@
 #include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/html_page.hpp"
-#include "gpuslice/sim/metrics.hpp"
+#include "gpuslice/sim/run_metrics.hpp"
 
 namespace gpuslice::sim {
 

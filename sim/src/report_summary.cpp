@@ -6,7 +6,7 @@
 
 #include "gpuslice/sim/headline.hpp"
 #include "gpuslice/sim/html_page.hpp"
-#include "gpuslice/sim/metrics.hpp"
+#include "gpuslice/sim/run_metrics.hpp"
 
 namespace gpuslice::sim {
 

@@ -622,7 +622,7 @@ class Run {
     if (autoscaler_ && autoscaler_->manages(node)) watch_utilization(node);
   }
 
-  void event(uint32_t id, const core::Event& e) {
+  void event(uint32_t id, const core::KubeEvent& e) {
     result_.events.push_back(
         {engine_.now(), workload_[id].request.name, e.type, e.reason, e.message, {}, {}});
   }

@@ -20,17 +20,8 @@ struct NodeShape {
 inline Node t4_node(const std::string& name, int cards, NodeShape shape = {}) {
   Node n;
   n.name = name;
-  for (int i = 0; i < cards; ++i) {
-    Device d;
-    d.uuid = name + "-" + std::to_string(i);
-    d.index = i;
-    d.type = "NVIDIA-T4";
-    d.slots = 10;
-    d.memory_mib = shape.card_mib;
-    d.cores = 100;
-    d.healthy = true;
-    n.devices.push_back(d);
-  }
+  for (int i = 0; i < cards; ++i)
+    n.devices.push_back(healthy_card(name + "-" + std::to_string(i), i, "NVIDIA-T4", 10, shape.card_mib));
   n.capacity = {shape.cpu_milli, 131072};
   return n;
 }

@@ -1,8 +1,6 @@
 // The monitor's /metrics against HAMi's names, help texts and label sets
 // (tests/monitor/data/hami_metrics.txt, typed from HAMi's metrics.go), and
 // the numbers as client_golang writes them.
-#include "gpuslice/monitor/metrics.hpp"
-
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <map>
@@ -10,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "gpuslice/monitor/node_metrics.hpp"
 #include "gpuslice/serve/prometheus_text.hpp"
 
 using namespace gpuslice::monitor;

@@ -31,17 +31,9 @@ Cluster templated_fleet(std::mt19937_64& rng, int nodes) {
     const Template& t = templates[pick(rng)];
     Node node;
     node.name = "node-" + std::to_string(n);
-    for (int i = 0; i < t.cards; ++i) {
-      Device d;
-      d.uuid = node.name + "-gpu-" + std::to_string(i);
-      d.index = i;
-      d.type = t.mem == 32768 ? "G2" : "T4";
-      d.slots = t.slots;
-      d.memory_mib = t.mem;
-      d.cores = 100;
-      d.healthy = true;
-      node.devices.push_back(d);
-    }
+    for (int i = 0; i < t.cards; ++i)
+      node.devices.push_back(healthy_card(node.name + "-gpu-" + std::to_string(i), i,
+                                          t.mem == 32768 ? "G2" : "T4", t.slots, t.mem));
     node.capacity = {t.cpu, 262144};
     c.add_node(node);
   }

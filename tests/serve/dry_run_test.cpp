@@ -6,7 +6,7 @@
 #include <tuple>
 
 #include "gpuslice/core/errors.hpp"
-#include "gpuslice/serve/metrics.hpp"
+#include "gpuslice/serve/extender_metrics.hpp"
 #include "serve_fixture.hpp"
 #include "template_nodes.hpp"
 

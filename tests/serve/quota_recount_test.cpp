@@ -16,8 +16,8 @@
 #include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/core/quota.hpp"
 #include "gpuslice/serve/decision_state.hpp"
+#include "gpuslice/serve/extender_metrics.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
-#include "gpuslice/serve/metrics.hpp"
 
 using namespace gpuslice;
 using namespace gpuslice::serve;
@@ -26,17 +26,8 @@ namespace {
 
 nlohmann::json node_json(const std::string& name) {
   std::vector<core::Device> devices;
-  for (int c = 0; c < 2; ++c) {
-    core::Device d;
-    d.uuid = fmt::format("GPU-{}-{}", name, c);
-    d.index = c;
-    d.type = "NVIDIA-A100";
-    d.slots = 4;
-    d.memory_mib = 16000;
-    d.cores = 100;
-    d.healthy = true;
-    devices.push_back(d);
-  }
+  for (int c = 0; c < 2; ++c)
+    devices.push_back(core::healthy_card(fmt::format("GPU-{}-{}", name, c), c, "NVIDIA-A100", 4, 16000));
   return {{"metadata",
            {{"name", name},
             {"annotations",

@@ -135,20 +135,11 @@ KubeText KubeText::from_string(std::string_view text, std::string source) {
 }
 
 KubeText KubeText::from_file(const std::string& path, const NamedAt* named_at) {
-  auto refuse = [&](const std::string& what) {
-    if (named_at)
-      throw InputError(named_at->source, named_at->line, named_at->field,
-                       fmt::format("'{}': {}", path, what));
-    throw InputError(path, 0, "", what);
-  };
+  std::ifstream in;
+  open_input_file(in, path, named_at);
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) refuse("is a folder; give a file");
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    refuse("is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) refuse("cannot open file");
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) refuse("cannot open file");
+  if (ec) refuse_input_file(path, named_at, "cannot open file");
   if (size >= kMapFrom) {
     size_t mapped_bytes = 0;
     if (char* mapped = map_file(path, static_cast<size_t>(size), mapped_bytes))
@@ -156,7 +147,8 @@ KubeText KubeText::from_file(const std::string& path, const NamedAt* named_at) {
   }
   // Read straight into the padded buffer: one copy of the file in memory.
   KubeText t(static_cast<size_t>(size), path);
-  if (size > 0 && !in.read(t.data_.get(), static_cast<std::streamsize>(size))) refuse("cannot read file");
+  if (size > 0 && !in.read(t.data_.get(), static_cast<std::streamsize>(size)))
+    refuse_input_file(path, named_at, "cannot read file");
   return t;
 }
 

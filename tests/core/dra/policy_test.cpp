@@ -15,17 +15,8 @@ Node two_card_node() {
   Node n;
   n.name = "node-a";
   n.capacity = HostResources{64000, 524288};
-  for (int i = 0; i < 2; ++i) {
-    gpuslice::core::Device d;
-    d.uuid = "GPU-" + std::to_string(i);
-    d.index = i;
-    d.type = "NVIDIA-A10";
-    d.slots = 10;
-    d.memory_mib = 16384;
-    d.cores = 100;
-    d.healthy = true;
-    n.devices.push_back(d);
-  }
+  for (int i = 0; i < 2; ++i)
+    n.devices.push_back(gpuslice::core::healthy_card("GPU-" + std::to_string(i), i, "NVIDIA-A10", 10, 16384));
   return n;
 }
 

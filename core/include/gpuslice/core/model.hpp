@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuslice/core/dialect.hpp"
@@ -60,6 +61,22 @@ struct Device {
   // almost always, so no call to compare (operator== against a literal is one).
   bool is_mig() const { return mode.size() == 3 && mode[0] == 'm' && mode[1] == 'i' && mode[2] == 'g'; }
 };
+
+// A healthy HAMi-core card with what every fleet built in code sets (openb's
+// nodes, KAI's GPU labels, the benchmarks' and tests' fleets); the other
+// fields keep Device's defaults.
+inline Device healthy_card(std::string uuid, int index, std::string type, int32_t slots, int64_t memory_mib,
+                           int32_t cores = 100) {
+  Device d;
+  d.uuid = std::move(uuid);
+  d.index = index;
+  d.type = std::move(type);
+  d.slots = slots;
+  d.memory_mib = memory_mib;
+  d.cores = cores;
+  d.healthy = true;
+  return d;
+}
 
 // What placed pods hold on one card. memory_mib counts whole MiB; a grant
 // made in bytes (Koordinator's gpu-memory) keeps the bytes past its whole

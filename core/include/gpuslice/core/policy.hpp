@@ -44,7 +44,8 @@ struct PolicyArgs {
 
 // A policy is split the way kube-scheduler splits a profile into plugins
 // by extension point. Every policy scores (Score); the other parts are
-// optional, each an interface a policy hands out or not:
+// optional, each an interface a policy hands out or not; traits() says
+// what its score reads, so the scheduler may skip work (PolicyTraits):
 //   card_chooser()   which card a share goes on (the artifact's Reserve
 //                    step picks it after the node is chosen)
 //   reserve_hooks()  told when a placement is charged or released
@@ -113,6 +114,36 @@ class DeviceFit {
   virtual std::string over_capacity(const NodeView& node) const = 0;
 };
 
+// What a policy's score reads, so the scheduler may skip work. The default
+// (every field false) promises nothing: every node is scored for every pod.
+struct PolicyTraits {
+  // Only the node's shape and usage (no names, UUIDs, history or
+  // randomness): nodes in one state score alike, and as ties keep the first
+  // node the later ones are skipped. FGD and its deterministic baselines.
+  bool score_reads_only_node_state = false;
+  // Besides shape and usage, state of its own per node (kept by its reserve
+  // hooks), given by Policy::node_state_key: nodes whose usage and key
+  // repeat an earlier node's are skipped likewise.
+  bool keys_node_state = false;
+  // Nothing that changes unless the node's use does (per-node state kept by
+  // its reserve hooks qualifies; randomness does not): scores are kept per
+  // (request shape, node) between placements.
+  bool score_changes_only_with_node = false;
+  // Equal ranks go to the node whose name sorts first (KAI) instead of the
+  // node listed first. The scheduler then scans nodes in name order (a node
+  // repeating an earlier node's state is skipped only there) and keeps no
+  // scores between placements for it.
+  bool ties_by_name = false;
+
+  // A score of the node's shape and usage alone, kept between placements.
+  static constexpr PolicyTraits node_state_only() {
+    return {.score_reads_only_node_state = true,
+            .keys_node_state = false,
+            .score_changes_only_with_node = true,
+            .ties_by_name = false};
+  }
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -136,27 +167,12 @@ class Policy {
   // Score: ranks placing `pod` on `node` with `allocation` (usage before the pod).
   virtual NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) = 0;
 
-  // What the score reads, so the scheduler may skip work:
-  // - only the node's shape and usage (no names, UUIDs, history or
-  //   randomness): nodes in one state score alike, and as ties keep the
-  //   first node the later ones are skipped. FGD and its deterministic
-  //   baselines say yes.
-  virtual bool score_reads_only_node_state() const { return false; }
-  // - besides shape and usage, state of its own per node (kept by its
-  //   reserve hooks): that state as a key, equal for two nodes only when
-  //   their state is equal, or nullopt when it cannot say. Nodes whose usage
-  //   and key repeat an earlier node's are skipped likewise.
-  virtual bool keys_node_state() const { return false; }
+  // What the score reads, so the scheduler may skip work (PolicyTraits).
+  virtual PolicyTraits traits() const { return {}; }
+  // With traits().keys_node_state: the policy's own state of a node (kept
+  // by its reserve hooks) as a key, equal for two nodes only when their
+  // state is equal, or nullopt when it cannot say.
   virtual std::optional<uint64_t> node_state_key(size_t /*node id*/) const { return std::nullopt; }
-  // - nothing that changes unless the node's use does (per-node state kept
-  //   by its reserve hooks qualifies; randomness does not): scores are kept
-  //   per (request shape, node) between placements.
-  virtual bool score_changes_only_with_node() const { return score_reads_only_node_state(); }
-  // Equal ranks go to the node whose name sorts first (KAI) instead of the
-  // node listed first. The scheduler then scans nodes in name order (a node
-  // repeating an earlier node's state is skipped only there) and keeps no
-  // scores between placements for it.
-  virtual bool ties_by_name() const { return false; }
 
   // The optional parts (nullptr: the policy has none).
   virtual CardChooser* card_chooser() { return nullptr; }

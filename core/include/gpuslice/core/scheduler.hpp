@@ -19,7 +19,9 @@
 
 namespace gpuslice::core {
 
-struct Event {
+// A Kubernetes Event on the pod, as HAMi's filter records it (the
+// simulator's timed queue item is sim::Event).
+struct KubeEvent {
   std::string type;    // Normal | Warning
   std::string reason;  // FilteringSucceed | FilteringFailed
   std::string message;
@@ -40,7 +42,7 @@ struct Decision {
   // name take them instead of ordering 10,000 nodes again.
   std::vector<uint32_t> failed_name_order;
   std::vector<FittingNode> fitting;  // best last, as HAMi sorts them
-  std::vector<Event> events;         // Detail::Full
+  std::vector<KubeEvent> events;     // Detail::Full
   bool placed() const { return node.has_value(); }
 };
 
@@ -141,7 +143,7 @@ std::vector<uint32_t> failed_by_name(const Cluster& cluster, const Decision& dec
 
 // HAMi's event texts for a refusal, the nodes listed in
 // `decision.failed_name_order` (which the full report sets).
-std::vector<Event> filtering_failed_events(const Cluster& cluster, const Decision& decision,
-                                           size_t considered);
+std::vector<KubeEvent> filtering_failed_events(const Cluster& cluster, const Decision& decision,
+                                               size_t considered);
 
 }  // namespace gpuslice::core

@@ -154,17 +154,9 @@ bool apply_kai_gpu_labels(Node& node, const TextMap& labels, std::optional<int64
   if (*mib >= int64_t{1024} * 1024) *mib /= int64_t{1024} * 1024;  // gpu-feature-discovery#26: bytes
   const std::string* product = find(labels, kGfdGpuProduct);
   node.devices.clear();
-  for (int64_t i = 0; i < gpus; ++i) {
-    Device d;
-    d.uuid = fmt::format("{}-gpu{}", node.name, i);
-    d.index = static_cast<int>(i);
-    d.type = product ? *product : "NVIDIA";
-    d.slots = 10;
-    d.memory_mib = *mib;
-    d.cores = 100;
-    d.healthy = true;
-    node.devices.push_back(std::move(d));
-  }
+  for (int64_t i = 0; i < gpus; ++i)
+    node.devices.push_back(healthy_card(fmt::format("{}-gpu{}", node.name, i), static_cast<int>(i),
+                                        product ? *product : "NVIDIA", 10, *mib));
   return true;
 }
 

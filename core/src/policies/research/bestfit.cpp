@@ -16,7 +16,7 @@ class BestFitPolicy final : public Policy {
   explicit BestFitPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "bestfit"; }
   CardChooser* card_chooser() override { return &card_; }
-  bool score_reads_only_node_state() const override { return true; }
+  PolicyTraits traits() const override { return PolicyTraits::node_state_only(); }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
     usage_after(node, allocation, after_);
     double left = 0;

@@ -17,7 +17,7 @@ class DotProdPolicy final : public Policy {
   explicit DotProdPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "dotprod"; }
   CardChooser* card_chooser() override { return &card_; }
-  bool score_reads_only_node_state() const override { return true; }
+  PolicyTraits traits() const override { return PolicyTraits::node_state_only(); }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
     usage_after(node, allocation, after_);
     const double free[2] = {cpu_left(node) / kMaxSpecCpuMilli,

@@ -26,7 +26,11 @@ class FgdPolicy final : public Policy {
   }
   std::string_view name() const override { return exact_ ? "fgd-exact" : "fgd"; }
   CardChooser* card_chooser() override { return &card_; }
-  bool score_reads_only_node_state() const override { return !model_->empty(); }
+  // Without typical pods the pod at hand is the typical pod: its score
+  // depends on the pod, so nothing is skipped or kept.
+  PolicyTraits traits() const override {
+    return model_->empty() ? PolicyTraits{} : PolicyTraits::node_state_only();
+  }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override {
     if (model_->empty()) {
       // No workload to learn from: the pod at hand is the typical pod.

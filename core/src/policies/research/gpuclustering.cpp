@@ -32,8 +32,14 @@ class GpuClusteringPolicy final : public Policy, public ReserveHooks {
   std::string_view name() const override { return "gpuclustering"; }
   CardChooser* card_chooser() override { return &card_; }
   ReserveHooks* reserve_hooks() override { return this; }
-  // The tag counts it reads change only when the node's pods do.
-  bool score_changes_only_with_node() const override { return true; }
+  // The score reads which tags a node holds (a bit per tag, its state key);
+  // the tag counts change only when the node's pods do.
+  PolicyTraits traits() const override {
+    return {.score_reads_only_node_state = false,
+            .keys_node_state = true,
+            .score_changes_only_with_node = true,
+            .ties_by_name = false};
+  }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
     const int tag = gpu_tag(pod);
     if (tag == 0) return {0, 0};
@@ -49,8 +55,7 @@ class GpuClusteringPolicy final : public Policy, public ReserveHooks {
     const double score = static_cast<double>(25 * used / 8000 + base);
     return {score, score};
   }
-  // The score reads which tags a node holds: a bit per tag.
-  bool keys_node_state() const override { return true; }
+  // Which tags a node holds: a bit per tag.
   std::optional<uint64_t> node_state_key(size_t node) const override {
     const auto it = running_.find(node);
     if (it == running_.end()) return 0;

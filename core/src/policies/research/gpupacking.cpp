@@ -22,7 +22,7 @@ class GpuPackingPolicy final : public Policy {
   explicit GpuPackingPolicy(const PolicyArgs& args) { default_gpu_policy_ = args.gpu_policy; }
   std::string_view name() const override { return "gpupacking"; }
   CardChooser* card_chooser() override { return &card_; }
-  bool score_reads_only_node_state() const override { return true; }
+  PolicyTraits traits() const override { return PolicyTraits::node_state_only(); }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation&) override {
     const ContainerRequest* want = pod.first_device_container();
     if (!want) return {0, 0};

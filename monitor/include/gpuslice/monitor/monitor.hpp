@@ -19,7 +19,7 @@
 #include <string>
 
 #include "gpuslice/monitor/host_gpus.hpp"
-#include "gpuslice/monitor/metrics.hpp"
+#include "gpuslice/monitor/node_metrics.hpp"
 #include "gpuslice/monitor/pod_source.hpp"
 #include "gpuslice/realgpu/node_files.hpp"
 

@@ -4,7 +4,7 @@
 // names, sizeof(SharedRegion) + 1 bytes long, mapped by every process of a
 // container and by the node's monitor.
 //
-// gpuslice keeps its own accounting in it (realgpu/src/slice_region.cpp) and
+// gpuslice keeps its own accounting in it (realgpu/src/node/slice_region.cpp) and
 // puts what it needs beyond HAMi's fields where no HAMi reader looks:
 //  - process slot 1023 is the control slot: its status stays 0 (HAMi's
 //    monitor skips such slots) and its pid 0, and its bytes hold gpuslice's

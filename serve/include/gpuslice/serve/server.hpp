@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "gpuslice/serve/decision_state.hpp"
-#include "gpuslice/serve/metrics.hpp"
+#include "gpuslice/serve/extender_metrics.hpp"
 #include "gpuslice/serve/webhook.hpp"
 
 namespace httplib {

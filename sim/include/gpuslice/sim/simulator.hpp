@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpuslice/sim/metrics.hpp"
+#include "gpuslice/sim/run_metrics.hpp"
 #include "gpuslice/sim/scenario.hpp"
 
 namespace gpuslice::sim {

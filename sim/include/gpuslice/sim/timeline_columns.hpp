@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-#include "gpuslice/sim/metrics.hpp"
+#include "gpuslice/sim/run_metrics.hpp"
 
 namespace gpuslice::sim {
 

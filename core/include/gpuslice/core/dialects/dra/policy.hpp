@@ -24,7 +24,7 @@ class DraPolicy : public Policy, public DeviceFit {
   ~DraPolicy() override;
   std::string_view name() const override { return "dra"; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override;
-  bool score_reads_only_node_state() const override { return true; }
+  PolicyTraits traits() const override { return PolicyTraits::node_state_only(); }
   DeviceFit* device_fit() override { return this; }
 
   FitResult fit(const NodeView& node, const PodRequest& pod) override;

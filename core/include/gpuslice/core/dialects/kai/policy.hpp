@@ -64,9 +64,12 @@ class KaiPolicy final : public Policy, public DeviceFit {
   // KAI orders equal scores by node name (sortNodesByName). Within one
   // placement nodes in one state score alike; between placements binpack's
   // scores move with the fleet's range, so none are kept.
-  bool ties_by_name() const override { return true; }
-  bool score_reads_only_node_state() const override { return true; }
-  bool score_changes_only_with_node() const override { return false; }
+  PolicyTraits traits() const override {
+    return {.score_reads_only_node_state = true,
+            .keys_node_state = false,
+            .score_changes_only_with_node = false,
+            .ties_by_name = true};
+  }
   DeviceFit* device_fit() override { return this; }
 
   FitResult fit(const NodeView& node, const PodRequest& pod) override;

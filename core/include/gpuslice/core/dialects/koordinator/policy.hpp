@@ -66,7 +66,7 @@ class KoordinatorPolicy final : public Policy, public DeviceFit {
   std::string_view name() const override { return config_.name; }
   Dialect dialect() const override { return Dialect::Koordinator; }
   NodeScore score(const NodeView& node, const PodRequest& pod, const PodAllocation& allocation) override;
-  bool score_reads_only_node_state() const override { return true; }
+  PolicyTraits traits() const override { return PolicyTraits::node_state_only(); }
   DeviceFit* device_fit() override { return this; }
 
   FitResult fit(const NodeView& node, const PodRequest& pod) override;

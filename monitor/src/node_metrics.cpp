@@ -1,4 +1,4 @@
-#include "gpuslice/monitor/metrics.hpp"
+#include "gpuslice/monitor/node_metrics.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "gpuslice/serve/metrics.hpp"
+#include "gpuslice/serve/extender_metrics.hpp"
 
 #include <fmt/format.h>
 

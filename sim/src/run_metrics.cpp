@@ -1,4 +1,4 @@
-#include "gpuslice/sim/metrics.hpp"
+#include "gpuslice/sim/run_metrics.hpp"
 
 #include <fmt/format.h>
 
