@@ -317,8 +317,11 @@ class Run {
     core::PreemptionQuestion& q = question_;
     q.pod = pod.request;
     q.priority = pod.priority.value;
-    q.running.clear();
-    running_ids_.clear();
+    // A running pod's entry in q.running is made when preemption first
+    // looks at it and kept until it leaves its node (what it holds, its
+    // priority, start and budgets do not change while it runs); slots of
+    // pods gone are reused, so q.running grows with the pods running.
+    if (slot_of_.size() != workload_.size()) slot_of_.assign(workload_.size(), kNoSlot);
     disruptions_allowed(q.budgets);
     std::vector<core::NodeVictims> candidates;
     const size_t n = cluster_.size();
@@ -342,33 +345,24 @@ class Run {
         cached.victims.clear();
         cached.guarded = false;
         on_node_.clear();
-        const size_t first = q.running.size();
         for (uint32_t rid : running_on_node_[node]) {
           if (workload_[rid].priority.value >= q.priority) continue;
           cached.guarded = cached.guarded || guarded(rid);
-          on_node_.push_back(static_cast<uint32_t>(q.running.size()));
-          q.running.push_back(running_pod(rid, node, true));
-          running_ids_.push_back(rid);
+          on_node_.push_back(offer(rid, node));
         }
         cached.candidate = false;
         if (!on_node_.empty()) {
           const core::NodeVerdict v = selector_->select(q, node, on_node_);
           cached.candidate = v.outcome == core::NodeOutcome::Victims;
           cached.pdb_violations = v.victims.pdb_violations;
-          for (uint32_t i : v.victims.victims) cached.victims.push_back(running_ids_[i]);
+          for (uint32_t slot : v.victims.victims) cached.victims.push_back(slot_pod_[slot]);
         }
-        q.running.resize(first);  // offered again below, victims only
-        running_ids_.resize(first);
       }
       if (!cached.candidate) continue;
       core::NodeVictims c;
       c.node = node;
       c.pdb_violations = cached.pdb_violations;
-      for (uint32_t rid : cached.victims) {
-        c.victims.push_back(static_cast<uint32_t>(q.running.size()));
-        q.running.push_back(running_pod(rid, node, false));
-        running_ids_.push_back(rid);
-      }
+      for (uint32_t rid : cached.victims) c.victims.push_back(slot_of_[rid]);
       any_non_violating = any_non_violating || c.pdb_violations == 0;
       candidates.push_back(std::move(c));
       if (candidates.size() >= wanted && any_non_violating) break;
@@ -376,13 +370,29 @@ class Run {
     const auto chosen = core::pick_one_node(candidates, q.running);
     if (!chosen) return false;
     const core::NodeVictims& c = candidates[*chosen];
-    for (uint32_t v : c.victims) evict(running_ids_[v], id, c.node);
+    for (uint32_t v : c.victims) evict(slot_pod_[v], id, c.node);
     return try_place(id);
   }
 
-  // A running pod as preemption sees it; its grants only when they are to
-  // be fitted (choosing among candidates reads priority and start).
-  core::RunningPod running_pod(uint32_t id, size_t node, bool with_grants) const {
+  // The running pod's place in question_.running, made on first use.
+  uint32_t offer(uint32_t id, size_t node) {
+    uint32_t& slot = slot_of_[id];
+    if (slot != kNoSlot) return slot;
+    if (free_slots_.empty()) {
+      slot = static_cast<uint32_t>(question_.running.size());
+      question_.running.push_back(running_pod(id, node));
+      slot_pod_.push_back(id);
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      question_.running[slot] = running_pod(id, node);
+      slot_pod_[slot] = id;
+    }
+    return slot;
+  }
+
+  // A running pod as preemption sees it.
+  core::RunningPod running_pod(uint32_t id, size_t node) const {
     core::RunningPod rp;
     rp.node = node;
     rp.priority = workload_[id].priority.value;
@@ -390,10 +400,8 @@ class Run {
     rp.budgets = workload_[id].guarded_by_budgets;
     if (protected_budget_ != UINT32_MAX && workload_[id].pdb_protected)
       rp.budgets.push_back(protected_budget_);
-    if (with_grants) {
-      rp.allocation = running_.at(id).allocation;
-      rp.host = workload_[id].request.host;
-    }
+    rp.allocation = running_.at(id).allocation;
+    rp.host = workload_[id].request.host;
     return rp;
   }
 
@@ -479,6 +487,11 @@ class Run {
   }
 
   void forget_running(uint32_t id, size_t node) {
+    if (id < slot_of_.size() && slot_of_[id] != kNoSlot) {
+      question_.running[slot_of_[id]] = {};  // frees what it held
+      free_slots_.push_back(slot_of_[id]);
+      slot_of_[id] = kNoSlot;
+    }
     auto& on = running_on_node_[node];
     on.erase(std::find(on.begin(), on.end(), id));
     auto it = running_by_priority_.find(workload_[id].priority.value);
@@ -920,7 +933,10 @@ class Run {
   std::unique_ptr<core::VictimSelector> selector_;
   core::FitRule rule_ = core::FitRule::Devices;
   core::PreemptionQuestion question_;
-  std::vector<uint32_t> running_ids_, on_node_;  // question_.running -> pod; one node's offer
+  std::vector<uint32_t> on_node_;  // one node's offer (pods)
+  // pod -> its place in question_.running while it runs, and back.
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  std::vector<uint32_t> slot_of_, slot_pod_, free_slots_;
   std::mt19937_64 preemption_rng_;
   // One node's preemption verdict for a (request shape, priority), valid
   // at the node's version (UINT64_MAX: not known).
