@@ -58,6 +58,38 @@ std::string cards_of(const PodRecord& p) {
   return fmt::format("{}", fmt::join(cards, " "));
 }
 
+// A JSON string as nlohmann's dump(-1, ' ', false, replace) writes it:
+// printable ASCII needs only '"' and '\\' escaped; anything else (control
+// characters, UTF-8, invalid bytes) is left to nlohmann itself.
+void append_json_string(fmt::memory_buffer& out, std::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+  if (!plain) {
+    const std::string dumped = nlohmann::ordered_json(std::string(s))
+                                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    out.append(std::string_view(dumped));
+    return;
+  }
+  out.push_back('"');
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+void append_json_field(fmt::memory_buffer& out, std::string_view key, std::string_view value) {
+  out.push_back(',');
+  append_json_string(out, key);
+  out.push_back(':');
+  append_json_string(out, value);
+}
+
+// A number as nlohmann writes a double (shortest round trip, "7822.0", null
+// when not finite): no heap, the text fits the small-string buffer.
+void append_json_number(fmt::memory_buffer& out, double v) {
+  out.append(std::string_view(nlohmann::ordered_json(v).dump()));
+}
+
 const nlohmann::ordered_json* find(const nlohmann::ordered_json& j, const char* key) {
   return j.contains(key) ? &j[key] : nullptr;
 }
@@ -133,14 +165,27 @@ void write_outputs(const RunResult& r, const std::string& dir) {
                  c.used.slots, c.used.memory_mib, c.used.cores, c.card_memory_mib);
   }
   {
+    // One buffer, lines written as nlohmann's dump would write them (the
+    // events are most of a preemption run's output; an object per line
+    // cost more than the run's placements).
     auto f = open_out(d / "events.jsonl");
+    fmt::memory_buffer out;
     for (const auto& e : r.events) {
-      nlohmann::ordered_json line{
-          {"time", e.time}, {"pod", e.pod}, {"type", e.type}, {"reason", e.reason}, {"message", e.message}};
-      if (!e.related.empty()) line["related"] = e.related;  // a Preempted event's preemptor
-      if (!e.node.empty()) line["node"] = e.node;           // a node's event (ScaleDown)
-      f << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+      out.append(std::string_view("{\"time\":"));
+      append_json_number(out, e.time);
+      append_json_field(out, "pod", e.pod);
+      append_json_field(out, "type", e.type);
+      append_json_field(out, "reason", e.reason);
+      append_json_field(out, "message", e.message);
+      if (!e.related.empty()) append_json_field(out, "related", e.related);  // a Preempted event's preemptor
+      if (!e.node.empty()) append_json_field(out, "node", e.node);           // a node's event (ScaleDown)
+      out.append(std::string_view("}\n"));
+      if (out.size() >= (1u << 20)) {
+        f.write(out.data(), static_cast<std::streamsize>(out.size()));
+        out.clear();
+      }
     }
+    f.write(out.data(), static_cast<std::streamsize>(out.size()));
   }
   write_report(r, dir);
 }

@@ -286,3 +286,37 @@ TEST_CASE("timeline.csv keeps its documented columns and reads back every one", 
   CHECK(b.nodes == 7);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("events.jsonl writes each event as one JSON line, escaped", "[report][events]") {
+  const auto dir = std::filesystem::temp_directory_path() / "gpuslice-events-lines";
+  std::filesystem::remove_all(dir);
+  RunResult run;
+  run.summary = {{"scenario", "s"}, {"policy", "hami-binpack"}};
+  run.events = {
+      EventRecord{7822, "ns/p", "Warning", "FilteringFailed", "3 nodes CardInsufficientMemory", "", ""},
+      EventRecord{0.25, "v", "Normal", "Preempted", "by \"a\\b\"", "ns/hi", ""},
+      EventRecord{1e21, "", "Normal", "ScaleDown", "tab\there, caf\xc3\xa9", "", "node-1"},
+      EventRecord{2, "bad\xff", "Normal", "Ctl", std::string("nul\x01", 4), "", ""},
+  };
+  write_outputs(run, dir.string());
+  std::ifstream in(dir / "events.jsonl");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  // Worked out by hand: doubles as shortest round trip with ".0" on whole
+  // numbers, '"' and '\' escaped, \t and U+0001 as JSON escapes, UTF-8 kept,
+  // an invalid byte replaced by U+FFFD.
+  REQUIRE(lines.size() == 4);
+  CHECK(
+      lines[0] ==
+      R"({"time":7822.0,"pod":"ns/p","type":"Warning","reason":"FilteringFailed","message":"3 nodes CardInsufficientMemory"})");
+  CHECK(
+      lines[1] ==
+      R"({"time":0.25,"pod":"v","type":"Normal","reason":"Preempted","message":"by \"a\\b\"","related":"ns/hi"})");
+  CHECK(lines[2] ==
+        "{\"time\":1e+21,\"pod\":\"\",\"type\":\"Normal\",\"reason\":\"ScaleDown\",\"message\":\"tab\\there, "
+        "caf\xc3\xa9\",\"node\":\"node-1\"}");
+  CHECK(lines[3] ==
+        "{\"time\":2.0,\"pod\":\"bad\xef\xbf\xbd\",\"type\":\"Normal\",\"reason\":\"Ctl\",\"message\":"
+        "\"nul\\u0001\"}");
+  std::filesystem::remove_all(dir);
+}
