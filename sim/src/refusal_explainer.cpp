@@ -23,19 +23,19 @@ NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t sh
     epoch_ = cluster.epoch();
   }
   auto& cache = by_shape_[shape];
-  cache.resize(cluster.size());
+  if (cache.nodes.size() != cluster.size()) cache = Shape{std::vector<Cached>(cluster.size()), {}};
   const core::GpuPolicy gpu = core::GpuPolicy::parse(gpu_policy);
-  std::vector<size_t> count(refusals_.size(), 0);
   for (size_t id = 0; id < cluster.size(); ++id) {
-    auto& c = cache[id];
-    if (c.version != cluster.version(id)) {
-      const auto fit = device_fit ? device_fit->fit(cluster.view(id), pod)
-                                  : core::fit_pod(cluster.view(id), pod, gpu, scratch_);
-      c = {cluster.version(id), intern(fit.fits ? core::Refusal{} : fit.refusal)};
-    }
-    if (c.refusal >= count.size()) count.resize(c.refusal + 1, 0);
-    ++count[c.refusal];
+    auto& c = cache.nodes[id];
+    if (c.version == cluster.version(id)) continue;
+    if (c.version != UINT64_MAX) --cache.count[c.refusal];  // counted before: taken back
+    const auto fit = device_fit ? device_fit->fit(cluster.view(id), pod)
+                                : core::fit_pod(cluster.view(id), pod, gpu, scratch_);
+    c = {cluster.version(id), intern(fit.fits ? core::Refusal{} : fit.refusal)};
+    if (c.refusal >= cache.count.size()) cache.count.resize(c.refusal + 1, 0);
+    ++cache.count[c.refusal];
   }
+  const auto& count = cache.count;
   NodesPerReason nodes{};
   for (size_t r = 0; r < count.size(); ++r)
     if (count[r] > 0)

@@ -34,9 +34,15 @@ class RefusalExplainer {
     uint64_t version = UINT64_MAX;
     uint32_t refusal = 0;  // index into refusals_
   };
+  // One shape's refusal per node and how many nodes give each refusal,
+  // kept as nodes change: a call refits and recounts only changed nodes.
+  struct Shape {
+    std::vector<Cached> nodes;
+    std::vector<size_t> count;  // by index into refusals_
+  };
   uint32_t intern(const core::Refusal& refusal);
 
-  std::unordered_map<size_t, std::vector<Cached>> by_shape_;
+  std::unordered_map<size_t, Shape> by_shape_;
   std::vector<core::Refusal> refusals_;                              // the distinct refusals seen
   std::unordered_map<uint64_t, std::vector<uint32_t>> refusal_ids_;  // by hash
   uint64_t epoch_ = 0;
