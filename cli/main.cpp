@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::bad_alloc&) {
     // The memory guards refuse a run whose estimate does not fit before it
-    // starts; an allocation that fails anyway is still no crash.
+    // starts; an allocation that fails anyway is still no crash (with
+    // mimalloc, cli/throwing_new.cpp makes it throw rather than abort).
     std::cerr << "gpuslice: out of memory (the run needs more than this process may use; see docs/cli.md)\n";
     return 2;
   } catch (const std::exception& e) {

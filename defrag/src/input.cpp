@@ -7,6 +7,7 @@
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
+#include "gpuslice/sim/memory_estimate.hpp"
 
 namespace gpuslice::defrag {
 
@@ -86,6 +87,7 @@ Input parse_input(std::string_view text, const std::string& source,
 }
 
 Input load_input(const std::string& path, const core::codec::RequestDefaults& defaults) {
+  sim::guard_read_memory(path);
   return parse_input(core::codec::read_text_file(path), path, defaults);
 }
 

@@ -22,6 +22,7 @@
 #include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/headline.hpp"
+#include "gpuslice/sim/memory_estimate.hpp"
 #include "gpuslice/sim/openb.hpp"
 
 namespace gpuslice::plan {
@@ -441,6 +442,11 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   if (hi > 1'000'000) throw InputError("arguments", 0, "max_count", "must be at most 1000000");
   result.min_count = lo;
   result.max_count = hi;
+  // The largest fleet tried is the run that holds the most: refused up
+  // front when it cannot fit, before any trial (docs/simulator.md#memory).
+  sim::RunSize largest = sim::run_size(base_scenario);
+  largest.nodes += static_cast<size_t>(std::max(0, hi - base_total));
+  sim::guard_run_memory(largest, true);
 
   const RunSpec& base = req.run;
   {

@@ -10,13 +10,14 @@
     moves = gpuslice.defrag(snapshot="cluster.yaml", for_queue=True)   # the fewest pod moves
 
 Everything runs in the C++ core and simulator (module gpuslice._gpuslice); bad input raises
-gpuslice.InputError (a ValueError with .file, .line, .field and .detail).
+gpuslice.InputError (a ValueError with .file, .line, .field and .detail); a run too big for the
+memory left raises gpuslice.MemoryLimitError (an InputError with .estimate_bytes and .limit_bytes).
 """
 
 from __future__ import annotations
 
 from . import _gpuslice
-from ._gpuslice import InputError
+from ._gpuslice import InputError, MemoryLimitError
 from .api import Fleet, SimResult, place, pod_requests, policies, simulate
 from .comparison import compare
 from .defrag import defrag
@@ -24,11 +25,13 @@ from .plan import PlanResult, metric_names, plan_capacity
 from .sweep import sweep
 
 InputError.__module__ = "gpuslice"
+MemoryLimitError.__module__ = "gpuslice"
 
 __version__ = "0.1.0"
 
 __all__ = [
     "InputError",
+    "MemoryLimitError",
     "Fleet",
     "SimResult",
     "PlanResult",

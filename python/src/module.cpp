@@ -16,6 +16,7 @@
 #include <limits>
 #include <memory>
 
+#include "gpuslice/cli/memory_guard.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -420,10 +421,26 @@ PYBIND11_MODULE(_gpuslice, m) {
   // Never destroyed: a static Python object must not be released after the interpreter ends.
   static auto* input_error_type = new py::exception<core::InputError>(m, "InputError", PyExc_ValueError);
   input_error_type->doc() = "Bad input: .file, .line and .field say where, .detail what is wrong.";
+  // A run the memory guard refuses (docs/simulator.md#memory): bad input
+  // too, so an `except InputError` still catches it; .estimate_bytes and
+  // .limit_bytes give the figures.
+  static auto* memory_error_type =
+      new py::exception<cli::MemoryLimitError>(m, "MemoryLimitError", input_error_type->ptr());
+  memory_error_type->doc() = "A run refused before it starts: its memory estimate is above what is left.";
   py::register_exception_translator([](std::exception_ptr p) {
     const auto cls = py::reinterpret_borrow<py::object>(*input_error_type);
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const cli::MemoryLimitError& e) {
+      const auto memory_cls = py::reinterpret_borrow<py::object>(*memory_error_type);
+      py::object inst = memory_cls(py::str(e.what()));
+      inst.attr("file") = e.file();
+      inst.attr("line") = e.line();
+      inst.attr("field") = e.field();
+      inst.attr("detail") = e.detail();
+      inst.attr("estimate_bytes") = e.estimate_bytes();
+      inst.attr("limit_bytes") = e.limit_bytes();
+      PyErr_SetObject(memory_cls.ptr(), inst.ptr());
     } catch (const core::InputError& e) {
       py::object inst = cls(py::str(e.what()));
       inst.attr("file") = e.file();

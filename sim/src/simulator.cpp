@@ -26,6 +26,7 @@
 #include "gpuslice/core/scheduler.hpp"
 #include "gpuslice/core/translate.hpp"
 #include "gpuslice/sim/engine.hpp"
+#include "gpuslice/sim/memory_estimate.hpp"
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/refusal_explainer.hpp"
 
@@ -1056,6 +1057,9 @@ RunResult simulate(const core::Cluster& fleet, const Workload& workload, const R
 }
 
 RunResult simulate(const Scenario& scenario, const RunOptions& given) {
+  // Before the stream is generated: a run too big for the memory left is
+  // refused with its estimate, not killed half-way (docs/simulator.md#memory).
+  guard_run_memory(run_size(scenario), given.card_use);
   const Workload w = materialize(scenario, given.seed);
   // The snapshot's quotas, then the scenario's, then the caller's (--quotas).
   RunOptions options = given;

@@ -12,6 +12,7 @@
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/sim/durations.hpp"
+#include "gpuslice/sim/memory_estimate.hpp"
 #include "snapshot_dra.hpp"
 
 namespace gpuslice::sim {
@@ -285,6 +286,7 @@ ClusterSnapshot parse_snapshot(std::string_view text, const std::string& source,
 
 ClusterSnapshot load_snapshot(const std::string& path, std::optional<double> assume_duration,
                               const core::codec::RequestDefaults& defaults) {
+  guard_read_memory(path);
   return read_snapshot(core::codec::KubeText::from_file(path), assume_duration, defaults);
 }
 

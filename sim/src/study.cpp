@@ -17,6 +17,7 @@
 #include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/memory_estimate.hpp"
 #include "gpuslice/sim/openb.hpp"
 #include "gpuslice/sim/simulator.hpp"
 
@@ -143,6 +144,12 @@ std::vector<StudyRun> run_study(const std::string& nodes_csv, const std::vector<
   };
   unsigned jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   jobs = static_cast<unsigned>(std::min<size_t>(jobs, groups));
+  // Each worker holds one run at a time (no card use, no records).
+  RunSize largest{0, fleet.size()};
+  for (const auto& t : traces)
+    largest.pods = std::max(largest.pods,
+                            static_cast<size_t>(static_cast<double>(t.size()) * std::max(1.0, options.tune)));
+  guard_run_memory(largest, false, jobs);
   std::vector<std::thread> threads;
   for (unsigned j = 1; j < jobs; ++j) threads.emplace_back(worker);
   worker();

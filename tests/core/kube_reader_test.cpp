@@ -371,3 +371,81 @@ TEST_CASE("each object's line is counted right across short, long and blank line
   REQUIRE(objects.pods.size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) CHECK(objects.pods[i].header.line == want[i]);
 }
+
+namespace {
+// A kubectl-like list of `pods` pods, each with a 400-byte annotation (about
+// 20 MB at 40,000: past the size from which files are mapped, not copied);
+// the last pod's metadata is `last_metadata` as written.
+std::string big_list(bool json, size_t pods, const std::string& last_metadata) {
+  const std::string filler(400, 'x');
+  std::string out = json ? "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n"
+                         : "apiVersion: v1\nkind: List\nitems:\n";
+  for (size_t i = 0; i < pods; ++i) {
+    const std::string name = "pod-" + std::to_string(i);
+    const bool last = i + 1 == pods;
+    if (json)
+      out += "  {\"apiVersion\": \"v1\", \"kind\": \"Pod\",\n   \"metadata\": " +
+             (last ? last_metadata
+                   : "{\"name\": \"" + name + "\", \"namespace\": \"ns\", \"annotations\": {\"fill\": \"" +
+                         filler + "\"}}") +
+             "}" + (last ? "\n" : ",\n");
+    else
+      out += "- apiVersion: v1\n  kind: Pod\n  metadata:" +
+             (last ? " " + last_metadata + "\n"
+                   : "\n    name: " + name + "\n    namespace: ns\n    annotations:\n      fill: " + filler +
+                         "\n");
+  }
+  return out + (json ? "]}\n" : "");
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
+std::string read_or_refusal(const KubeText& text, size_t& pods, std::string& last_name) {
+  try {
+    const KubeObjects objects = read_all_kube_objects(text);
+    pods = objects.pods.size();
+    last_name = objects.pods.empty() ? "" : objects.pods.back().header.meta.name.text;
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a big dump read from its file (mapped and released as read) decodes as from memory",
+          "[codec][kube_reader]") {
+  for (const bool json : {true, false}) {
+    const std::string good_last =
+        json ? R"({"name": "pod-last", "namespace": "ns"})" : "{name: pod-last, namespace: ns}";
+    const std::string text = big_list(json, 40000, good_last);
+    REQUIRE(text.size() > (16u << 20));
+    const std::string path = write_temp(json ? "gpuslice-big-dump.json" : "gpuslice-big-dump.yaml", text);
+    size_t file_pods = 0, memory_pods = 0;
+    std::string file_last, memory_last;
+    const KubeText mapped = KubeText::from_file(path);
+    CHECK(read_or_refusal(mapped, file_pods, file_last).empty());
+    CHECK(read_or_refusal(KubeText::from_string(text, path), memory_pods, memory_last).empty());
+    CHECK(file_pods == 40000);
+    CHECK(file_pods == memory_pods);
+    CHECK(file_last == "pod-last");
+    CHECK(file_last == memory_last);
+    // The released pages come back from the file: the text is unchanged.
+    mapped.release_before(text.size());
+    CHECK(mapped.text() == text);
+    // A mistake in the last pod is named at the same line both ways (the
+    // line count reads the text the read has released).
+    const std::string bad = big_list(json, 40000, json ? "5" : "5");
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bad;
+    size_t unused = 0;
+    std::string unused_name;
+    const std::string from_file = read_or_refusal(KubeText::from_file(path), unused, unused_name);
+    const std::string from_memory = read_or_refusal(KubeText::from_string(bad, path), unused, unused_name);
+    CHECK_FALSE(from_file.empty());
+    CHECK(from_file == from_memory);
+    std::filesystem::remove(path);
+  }
+}

@@ -406,7 +406,10 @@ ListInfo read_json(const KubeText& text, const ObjectVisitor& visit, const ReadO
       value.items([&](size_t, JsonValue& item) {
         if (item.shape() != Shape::Mapping)
           r.context().fail(item.at(), "items[]", "must be a Kubernetes object");
+        const Position at = item.at();
         read_one(r, item, item.member_text("kind"), inherited, visit, text);
+        // The items before this one are done with: their text may go.
+        text.release_before(at);
       });
     }
   });

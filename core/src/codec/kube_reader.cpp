@@ -1,6 +1,9 @@
 #include "gpuslice/core/codec/kube_reader.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -78,9 +81,52 @@ void ReadContext::fail(Position at, const std::string& field, const std::string&
 }
 
 KubeText::KubeText(size_t size, std::string source)
-    : data_(new char[size + kPadding]), size_(size), source_(std::move(source)) {
+    : data_(new char[size + kPadding], Release{}), size_(size), source_(std::move(source)) {
   std::memset(data_.get() + size, 0, kPadding);
 }
+
+KubeText::KubeText(char* mapped, size_t mapped_bytes, size_t size, std::string source)
+    : data_(mapped, Release{mapped_bytes}), size_(size), source_(std::move(source)) {}
+
+void KubeText::Release::operator()(char* data) const {
+  if (mapped_bytes)
+    munmap(data, mapped_bytes);
+  else
+    delete[] data;
+}
+
+void KubeText::release_before(size_t offset) const {
+  // Every 8 MiB: one madvise per stretch, not one per object.
+  constexpr size_t kStep = 8u << 20;
+  if (!data_.get_deleter().mapped_bytes || offset > size_ || offset < released_ + kStep) return;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t upto = offset / page * page;
+  madvise(data_.get() + released_, upto - released_, MADV_DONTNEED);
+  released_ = upto;
+}
+
+namespace {
+// Files from this size on are mapped: below it a copy costs little.
+constexpr uintmax_t kMapFrom = 16u << 20;
+
+// The file mapped read-only, followed by zeroed anonymous pages that hold at
+// least kPadding bytes past its end (simdjson reads ahead into them); null
+// when it cannot be mapped (the caller reads it instead).
+char* map_file(const std::string& path, size_t size, size_t& mapped_bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  mapped_bytes = (size + KubeText::kPadding + page - 1) / page * page;
+  void* room = mmap(nullptr, mapped_bytes, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (room == MAP_FAILED) return nullptr;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  void* file = fd < 0 ? MAP_FAILED : mmap(room, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0);
+  if (fd >= 0) close(fd);
+  if (file == MAP_FAILED) {
+    munmap(room, mapped_bytes);
+    return nullptr;
+  }
+  return static_cast<char*>(file);
+}
+}  // namespace
 
 KubeText KubeText::from_string(std::string_view text, std::string source) {
   KubeText t(text.size(), std::move(source));
@@ -103,6 +149,11 @@ KubeText KubeText::from_file(const std::string& path, const NamedAt* named_at) {
   if (!in) refuse("cannot open file");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) refuse("cannot open file");
+  if (size >= kMapFrom) {
+    size_t mapped_bytes = 0;
+    if (char* mapped = map_file(path, static_cast<size_t>(size), mapped_bytes))
+      return KubeText(mapped, mapped_bytes, static_cast<size_t>(size), path);
+  }
   // Read straight into the padded buffer: one copy of the file in memory.
   KubeText t(static_cast<size_t>(size), path);
   if (size > 0 && !in.read(t.data_.get(), static_cast<std::streamsize>(size))) refuse("cannot read file");

@@ -381,11 +381,14 @@ ListInfo read_yaml(const KubeText& text, const ObjectVisitor& visit, const ReadO
         for (;;) {
           const yaml_event_t& next = events.next();
           if (next.type == YAML_SEQUENCE_END_EVENT) break;
+          const size_t item_start = next.start_mark.index;
           item.clear();
           const uint32_t node = builder.build(item);
           if (item.nodes[node].shape != Shape::Mapping)
             context.fail(item.nodes[node].line, "items[]", "must be a Kubernetes object");
           read_tree(item, node, inherited, context, visit);
+          // The items before this one are done with: their text may go.
+          text.release_before(item_start);
         }
         continue;
       }

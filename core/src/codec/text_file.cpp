@@ -24,7 +24,16 @@ std::string read_text_file(const std::string& path, const NamedAt* named_at) {
     refuse("is not a regular file");
   std::ifstream in(path, std::ios::binary);
   if (!in) refuse("cannot open file");
-  std::ostringstream text;
+  // Straight into a string of the file's size: one copy, and a file too
+  // big for the memory left is std::bad_alloc (docs/cli.md#memory), where a
+  // stream would stop silently and hand on a truncated text.
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > 0) {
+    std::string text(static_cast<size_t>(size), '\0');
+    if (!in.read(text.data(), static_cast<std::streamsize>(size))) refuse("cannot read file");
+    return text;
+  }
+  std::ostringstream text;  // a size the file system does not know (/proc, a pipe)
   text << in.rdbuf();
   return text.str();
 }

@@ -24,6 +24,7 @@ namespace gpuslice::core::codec {
 class KubeText {
  public:
   // The whole file; an InputError as read_text_file's when it cannot be read.
+  // A large file is mapped, not copied (see release_before).
   static KubeText from_file(const std::string& path, const NamedAt* named_at = nullptr);
   // A copy of text already in memory, named `source` in errors.
   static KubeText from_string(std::string_view text, std::string source);
@@ -33,11 +34,24 @@ class KubeText {
   size_t capacity() const { return size_ + kPadding; }
   static constexpr size_t kPadding = 64;  // simdjson::SIMDJSON_PADDING
 
+  // The reader has moved past `offset` (a dump's items are read in order):
+  // a mapped file's pages before it leave the process's memory, so a big
+  // dump's text does not stay resident beside the objects decoded from it.
+  // The text is unchanged: a page read again comes back from the file.
+  // Nothing for text copied into memory.
+  void release_before(size_t offset) const;
+
  private:
+  struct Release {
+    size_t mapped_bytes = 0;  // 0: a heap copy
+    void operator()(char* data) const;
+  };
   KubeText(size_t size, std::string source);
-  std::unique_ptr<char[]> data_;
+  KubeText(char* mapped, size_t mapped_bytes, size_t size, std::string source);
+  std::unique_ptr<char, Release> data_;
   size_t size_ = 0;
   std::string source_;
+  mutable size_t released_ = 0;  // bytes at the start already released
 };
 
 // Where the object being handed over came from. Valid during the visit only.
