@@ -13,6 +13,7 @@
 set(GPUSLICE_UNITY_ALONE
     core:src/cluster.cpp core:src/dialects/hami/allocation_annotation.cpp core:src/dialects/hami/device_config.cpp
     core:src/codec/kube_yaml.cpp core:src/dialects/hami/mig_allocations.cpp core:src/fit.cpp
+    core:src/disruption/label_selector.cpp core:src/disruption/disruption_budget.cpp
     core:src/dialects/dra/cel_compile.cpp core:src/dialects/dra/cel_eval.cpp core:src/dialects/dra/hami_dra.cpp
     sim:src/compare.cpp sim:src/compare_cells.cpp sim:src/openb.cpp sim:src/report.cpp sim:src/run_folder.cpp
     realgpu:src/lab_001.cpp realgpu:src/lab_002.cpp realgpu:src/labs_bench.cpp

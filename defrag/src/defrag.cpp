@@ -103,7 +103,7 @@ AddInstead add_instead(const Input& input, const DefragRequest& request, const B
   for (auto& st : snap.starting) st.duration = sim::kForever;  // the question is "now": nothing leaves
   snap.queue.clear();
   for (const auto& t : p.targets) {
-    snap.queue.push_back({t.request, sim::kForever, {}, false});
+    snap.queue.push_back({t.request, sim::kForever, {}, false, {}, {}});
     a.targets.push_back(t.key);
   }
   {
@@ -112,7 +112,7 @@ AddInstead add_instead(const Input& input, const DefragRequest& request, const B
     for (size_t i = 0; i < never.size(); ++i) {
       const std::string& key = built.never_fits[i];
       if (fits_empty(tpl, never[i], *policy)) {
-        snap.queue.push_back({never[i], sim::kForever, {}, false});
+        snap.queue.push_back({never[i], sim::kForever, {}, false, {}, {}});
         a.targets.push_back(key);
       } else {
         a.left_out.push_back(key);

@@ -384,6 +384,7 @@ void DecisionState::replace_all(std::vector<core::codec::NodeObject> nodes,
     nodes_.clear();
     node_order_.clear();
     pods_.clear();
+    nominated_.clear();
     node_locks_.clear();
     for (const auto& [name, object] : named) {
       const auto was = before.find(name);
@@ -392,7 +393,10 @@ void DecisionState::replace_all(std::vector<core::codec::NodeObject> nodes,
       it->second = read_node(*object, was == before.end() ? nullptr : &was->second);
       note_lock(*object, false);
     }
-    for (auto& p : seen) remember_pod(std::move(p));
+    for (auto& p : seen) {
+      note_nomination(p, false);
+      remember_pod(std::move(p));
+    }
     rebuild();
     ready_ = true;
   }
@@ -428,6 +432,7 @@ void DecisionState::pod_changed(WatchKind kind, core::codec::PodObject object) {
   std::lock_guard lock(mutex_);
   const bool deleted = kind == WatchKind::Deleted;
   observe_pod(seen.key, seen.phase, seen.bound, seen.doc ? &*seen.doc : nullptr, deleted);
+  note_nomination(seen, deleted);
   if (deleted)
     pods_.erase(seen.key);
   else
@@ -494,7 +499,9 @@ DecisionState::FilterPod DecisionState::read_filter_pod(const ExtenderArgs& args
   const auto& meta = object->header.meta;
   FilterPod pod;
   pod.ref = PodRef{text_of(meta.namespace_name), text_of(meta.name), text_of(meta.uid)};
-  pod.request = core::codec::pod_document(*object, ApiContext(source), options_.defaults).request;
+  core::codec::PodDocument doc = core::codec::pod_document(*object, ApiContext(source), options_.defaults);
+  pod.request = std::move(doc.request);
+  pod.priority = doc.priority;
   if (pod.ref.namespace_name.empty()) pod.ref.namespace_name = "default";
   pod.key = key_of(pod.ref.uid, pod.ref.namespace_name, pod.ref.name);
   return pod;
@@ -631,22 +638,28 @@ DecisionState::Choice DecisionState::decide(const FilterPod& pod, const std::vec
   Choice choice;
   expire();
   drop(pod.key);
-  const Candidates named = candidates_of(names);
+  Candidates named = candidates_of(names);
+  const size_t asked = named.asked();
+  // Nominated pods' room, held for this decision only: a refusal then
+  // depends on more than the nodes, so it is neither answered from nor kept
+  // in the memo.
+  const NominationHold hold = hold_nominations(pod, named);
   // A kept refusal holds while the nodes do; a quota moves without them.
   const bool quota_limited = quota_may_refuse(pod.request);
-  const bool use_memo = options_.reuse_refusals && !quota_limited;
+  const bool use_memo = options_.reuse_refusals && !quota_limited && !hold.any();
   if (use_memo && answer_from_memo(pod.request, choice, result)) return choice;
   const core::Detail detail =
       named.ids.size() <= options_.full_report_nodes ? core::Detail::Full : core::Detail::Minimal;
-  choice.decision = scheduler_.place_among(cluster_, named.ids, named.asked(), pod.request, *policy_, detail);
+  choice.decision = scheduler_.place_among(cluster_, named.ids, asked, pod.request, *policy_, detail);
   if (choice.decision.placed()) {
-    reserve(pod, named.asked(), choice);
+    reserve(pod, asked, choice);
   } else {
     write_refusal(named, choice.decision, result);
     if (use_memo)
       refusals_->keep(cluster_, names_generation_, pod.request, choice.decision,
                       {result.failed, choice.decision.events});
   }
+  release_nominations(hold, result);
   return choice;
 }
 

@@ -15,7 +15,8 @@ namespace gpuslice::serve {
 struct DecisionState::FilterPod {
   PodRef ref;
   core::PodRequest request;
-  std::string key;  // in held_
+  std::string key;       // in held_
+  int32_t priority = 0;  // spec.priority (0 when unset, as kube-scheduler reads it)
 };
 
 // The named nodes: each registered node once, in the order named, and the

@@ -107,6 +107,60 @@ CompareTable compare_table(const std::vector<ComparedRun>& runs) {
   return t;
 }
 
+std::vector<CompareRow> compare_by_class(const std::vector<ComparedRun>& runs) {
+  const char* kKey = "pending_seconds_by_priority_class";
+  std::vector<std::string> classes;
+  for (const auto& r : runs) {
+    const Json& s = r.run.summary;
+    if (!s.is_object() || !s.contains(kKey) || !s[kKey].is_object()) continue;
+    for (auto it = s[kKey].begin(); it != s[kKey].end(); ++it)
+      if (std::find(classes.begin(), classes.end(), it.key()) == classes.end()) classes.push_back(it.key());
+  }
+  struct Figure {
+    const char* key;
+    const char* label;
+    bool wait;  // seconds, shorter is better; else a count
+  };
+  const Figure figures[] = {{"p50", "median", true},
+                            {"p95", "95th percentile", true},
+                            {"max", "longest", true},
+                            {"placements", "placements", false}};
+  std::vector<CompareRow> rows;
+  for (const auto& cls : classes)
+    for (const Figure& f : figures) {
+      CompareRow row{std::string(kKey) + "." + cls + "." + f.key, "class " + cls + ": " + f.label, {}};
+      std::vector<std::optional<double>> values;
+      for (const auto& r : runs) {
+        const Json& s = r.run.summary;
+        std::optional<double> v;
+        if (s.is_object() && s.contains(kKey) && s[kKey].is_object() && s[kKey].contains(cls) &&
+            s[kKey][cls].is_object() && s[kKey][cls].contains(f.key) && s[kKey][cls][f.key].is_number())
+          v = s[kKey][cls][f.key].get<double>();
+        values.push_back(v);
+        row.cells.push_back({!v       ? "-"
+                             : f.wait ? human_duration(*v)
+                                      : fmt::format("{}", static_cast<int64_t>(*v)),
+                             false});
+      }
+      if (f.wait) {
+        std::optional<double> least;
+        size_t shown = 0;
+        for (const auto& v : values)
+          if (v) {
+            ++shown;
+            if (!least || *v < *least) least = v;
+          }
+        const bool differ = std::any_of(row.cells.begin(), row.cells.end(), [&](const CompareCell& c) {
+          return c.text != "-" && c.text != human_duration(*least);
+        });
+        if (shown >= 2 && differ)
+          for (auto& c : row.cells) c.best = c.text == human_duration(*least);
+      }
+      rows.push_back(std::move(row));
+    }
+  return rows;
+}
+
 std::vector<QueueRow> compare_queue(const std::vector<ComparedRun>& runs) {
   std::vector<std::string> order;
   std::vector<std::map<std::string, const PodRecord*>> by_name(runs.size());

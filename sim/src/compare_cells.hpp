@@ -24,6 +24,13 @@ struct CompareTable {
 };
 CompareTable compare_table(const std::vector<ComparedRun>& runs);
 
+// Time pending per priority class (summary.json's
+// pending_seconds_by_priority_class): for each class some run has, in the
+// order first met, its median, 95th percentile and longest wait and its
+// placements, the shortest wait marked where the runs differ. Empty when no
+// run's priorities differ.
+std::vector<CompareRow> compare_by_class(const std::vector<ComparedRun>& runs);
+
 struct QueueCell {
   std::string terminal;  // "gpu-a100-1 GPU-591a4d2f after 3.0 h", "refused: CardInsufficientMemory"
   std::string html;

@@ -77,6 +77,27 @@ std::string figures_table(const std::vector<ComparedRun>& runs) {
   return html + "</tbody></table>\n";
 }
 
+// Time pending per priority class, one column per run: what preemption
+// trades between classes.
+std::string class_table(const std::vector<ComparedRun>& runs) {
+  const auto rows = compare_by_class(runs);
+  if (rows.empty()) return {};
+  std::string html =
+      "<section id=\"classes\"><h2>Time pending by priority class</h2>\n<p class=\"note\">Each class's "
+      "waits (pods placed, summary.json's pending_seconds_by_priority_class), one column per run; the "
+      "shortest in green where the runs differ. A pod without a class is \"priority N\".</p>\n"
+      "<table class=\"compare figures by-class\">\n<thead><tr><th></th>";
+  for (const auto& r : runs) html += "<th>" + html::escape(r.label) + "</th>";
+  html += "</tr></thead>\n<tbody>\n";
+  for (const auto& row : rows) {
+    html += fmt::format("<tr title=\"{}\"><th>{}</th>", html::escape(row.key), html::escape(row.label));
+    for (const auto& c : row.cells)
+      html += fmt::format("<td class=\"num{}\">{}</td>", c.best ? " best" : "", html::escape(c.text));
+    html += "</tr>\n";
+  }
+  return html + "</tbody></table></section>\n";
+}
+
 std::string queue_table(const std::vector<ComparedRun>& runs) {
   const auto rows = compare_queue(runs);
   if (rows.empty()) return {};
@@ -144,6 +165,7 @@ std::string render_compare_html(const std::vector<ComparedRun>& runs) {
       "(waits, "
       "refusals, fragmentation) or higher (pods placed, allocation) is better and the runs differ.</p>\n" +
       figures_table(runs) + "</section>\n";
+  html += class_table(runs);
   html += queue_table(runs);
   for (const auto& c : charts) html += html::chart_section(c);
   return html + html::page_end(data, report_assets::compare_script());

@@ -220,21 +220,22 @@ void print_table(const RunResult& r, std::ostream& out) {
     if (queued++ == 0) out << "  queue (pending at the snapshot, in creation order)\n";
     if (shown >= 20) continue;
     ++shown;
-    // Under dra the claim's allocation result stands for the grants (a run
-    // folder read back holds it in `allocation` too).
-    const bool claimed = !pod.claim_allocation.empty();
-    if (pod.start >= 0)
+    if (pod.start >= 0) {
+      // Under dra the claim's allocation result stands for the grants (a
+      // run folder read back holds it in `allocation` too).
+      const bool claimed = !pod.claim_allocation.empty();
       fmt::print(
           out, "    {:<28} -> {} {}{}\n", pod.name, pod.node, cards_of(pod),
           pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "");
-    if (pod.start >= 0 && !claimed) fmt::print(out, "      {}: {}\n", grants, pod.allocation);
-    if (pod.start >= 0 && !pod.mig_allocations.empty())
-      fmt::print(out, "      hami.io/vgpu-mig-allocations: {}\n", pod.mig_allocations);
-    if (pod.start >= 0 && claimed) fmt::print(out, "      claim allocation: {}\n", pod.claim_allocation);
-    if (pod.start < 0)  // a placed pod's lines are above
+      if (!claimed) fmt::print(out, "      {}: {}\n", grants, pod.allocation);
+      if (!pod.mig_allocations.empty())
+        fmt::print(out, "      hami.io/vgpu-mig-allocations: {}\n", pod.mig_allocations);
+      if (claimed) fmt::print(out, "      claim allocation: {}\n", pod.claim_allocation);
+    } else {
       fmt::print(out, "    {:<28} {} ({}){}{}\n", pod.name,
                  pod.status == "refused" ? "refused" : "still pending", pod.reason,
                  pod.shortfall.empty() ? "" : ": ", pod.shortfall);
+    }
   }
   if (queued > shown) fmt::print(out, "    ... {} more in pods.csv\n", queued - shown);
   fmt::print(out, "  wall time          {:.3f} s ({:.0f} pods/s)\n", s["wall_seconds"].get<double>(),

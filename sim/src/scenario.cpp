@@ -890,6 +890,8 @@ Workload materialize(const Scenario& s, uint64_t seed) {
     spec.running_on = PodSpec::Placed{p.node, p.allocation};
     spec.priority = p.priority;
     spec.controlled = p.controlled;
+    spec.counted_by_budgets = p.counted_by_budgets;
+    spec.guarded_by_budgets = p.guarded_by_budgets;
     w.push_back(std::move(spec));
   }
   for (const auto& p : s.snapshot->queue) {
@@ -900,6 +902,8 @@ Workload materialize(const Scenario& s, uint64_t seed) {
     spec.origin = "queue";
     spec.priority = p.priority;
     spec.controlled = p.controlled;
+    spec.counted_by_budgets = p.counted_by_budgets;
+    spec.guarded_by_budgets = p.guarded_by_budgets;
     spec.duration = p.duration;
     spec.gpu_milli = gpu_milli_of(p.request, typical);
     w.push_back(std::move(spec));

@@ -116,6 +116,9 @@ class Run {
       queued_at_[i] = p.arrival;
     }
     preemption_rng_.seed(o.seed);
+    for (const auto& b : o.disruption_budgets) budget_counts_.push_back(b.outside);
+    if (std::any_of(w.begin(), w.end(), [](const PodSpec& p) { return p.pdb_protected; }))
+      protected_budget_ = static_cast<uint32_t>(o.disruption_budgets.size());
     if (!o.node_groups.empty()) start_autoscaler();
     queues_ = departures_ || autoscaler_;
     full_events_ = cluster_.size() <= 64;
@@ -223,6 +226,7 @@ class Run {
         r.claim_allocation = core::dra::allocation_result_json(cluster_.node(*d.node), d.allocation);
     }
     if (p.duration != kForever) leave_at(id, p.duration);
+    count_in_budgets(id, +1, +1);
     running_on_node_[*d.node].push_back(id);
     ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
@@ -267,6 +271,7 @@ class Run {
     if (r.preempted == 0 && (drained_.empty() || !drained_[id])) ++placed_;
     if (!d.events.empty()) event(id, d.events.front());
     if (p.duration != kForever) leave_at(id, engine_.now() + p.duration);
+    count_in_budgets(id, 0, +1);
     running_on_node_[*d.node].push_back(id);
     ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
@@ -314,6 +319,7 @@ class Run {
     q.priority = pod.priority.value;
     q.running.clear();
     running_ids_.clear();
+    disruptions_allowed(q.budgets);
     std::vector<core::NodeVictims> candidates;
     const size_t n = cluster_.size();
     const size_t wanted = std::min(n, std::max<size_t>(100, n / 10));
@@ -329,13 +335,17 @@ class Run {
     for (size_t k = 0; k < n; ++k) {
       const size_t node = (offset + k) % n;
       CachedVerdict& cached = verdicts[node];
-      if (cached.version != cluster_.version(node)) {
+      // A node whose candidates a budget guards is asked each time: the
+      // budgets' allowance moves with pods anywhere.
+      if (cached.version != cluster_.version(node) || cached.guarded) {
         cached.version = cluster_.version(node);
         cached.victims.clear();
+        cached.guarded = false;
         on_node_.clear();
         const size_t first = q.running.size();
         for (uint32_t rid : running_on_node_[node]) {
           if (workload_[rid].priority.value >= q.priority) continue;
+          cached.guarded = cached.guarded || guarded(rid);
           on_node_.push_back(static_cast<uint32_t>(q.running.size()));
           q.running.push_back(running_pod(rid, node, true));
           running_ids_.push_back(rid);
@@ -377,11 +387,43 @@ class Run {
     rp.node = node;
     rp.priority = workload_[id].priority.value;
     rp.start_time = records_[id].start;
+    rp.budgets = workload_[id].guarded_by_budgets;
+    if (protected_budget_ != UINT32_MAX && workload_[id].pdb_protected)
+      rp.budgets.push_back(protected_budget_);
     if (with_grants) {
       rp.allocation = running_.at(id).allocation;
       rp.host = workload_[id].request.host;
     }
     return rp;
+  }
+
+  // The disruption controller's counts of each budget as pods arrive,
+  // start, stop and end (docs/simulator.md#disruption-budgets): matched and
+  // managed follow the pods that exist (pending or running), healthy the
+  // running ones.
+  void count_in_budgets(uint32_t id, int present, int running) {
+    const PodSpec& p = workload_[id];
+    for (uint32_t b : p.counted_by_budgets) {
+      core::disruption::BudgetCounts& c = budget_counts_[b];
+      c.matched += present;
+      if (p.controlled) c.managed += present;
+      c.healthy += running;
+    }
+  }
+
+  // status.disruptionsAllowed of each budget now, as preemption reads it;
+  // a scenario's pdb_protected pods share one budget that allows nothing.
+  void disruptions_allowed(std::vector<int32_t>& out) const {
+    out.clear();
+    for (size_t b = 0; b < budget_counts_.size(); ++b)
+      out.push_back(
+          core::disruption::budget_state(options_.disruption_budgets[b].facts, budget_counts_[b]).allowed);
+    if (protected_budget_ != UINT32_MAX) out.push_back(0);
+  }
+
+  bool guarded(uint32_t id) const {
+    const PodSpec& p = workload_[id];
+    return !p.guarded_by_budgets.empty() || (protected_budget_ != UINT32_MAX && p.pdb_protected);
   }
 
   bool lower_priority_running(int32_t priority) const {
@@ -419,6 +461,7 @@ class Run {
     } else {
       r.status = "preempted";
       r.end = engine_.now();
+      count_in_budgets(victim, -1, 0);  // nothing makes it again
     }
   }
 
@@ -432,6 +475,7 @@ class Run {
     moved(&RunObserver::departed, id, node, it->second.allocation);
     forget_running(id, node);
     running_.erase(it);
+    count_in_budgets(id, 0, -1);
   }
 
   void forget_running(uint32_t id, size_t node) {
@@ -585,6 +629,7 @@ class Run {
 
   void arrive(uint32_t id) {
     for (RunObserver* o : observers_) o->arrived(engine_.now(), workload_[id]);
+    count_in_budgets(id, +1, 0);
     if (!translated_.problems.empty() && !translated_.problems[id].empty()) {
       records_[id].reason = "Untranslatable";
       event(id, {"Warning", "Untranslatable",
@@ -679,6 +724,7 @@ class Run {
     core::unreserved(*policy_, cluster_.view(it->second.node), p.request, it->second.allocation);
     moved(&RunObserver::departed, id, it->second.node, it->second.allocation);
     forget_running(id, it->second.node);
+    count_in_budgets(id, -1, -1);
     records_[id].end = engine_.now();
     records_[id].status = "completed";
     running_.erase(it);
@@ -881,6 +927,7 @@ class Run {
   struct CachedVerdict {
     uint64_t version = UINT64_MAX;
     bool candidate = false;
+    bool guarded = false;  // a budget guards one of its candidates: not kept
     int64_t pdb_violations = 0;
     std::vector<uint32_t> victims;  // pods, most important first
   };
@@ -888,6 +935,9 @@ class Run {
   std::map<std::string, std::vector<double>> waits_by_class_;
   size_t preemptions_ = 0;
   double gpu_seconds_lost_ = 0;
+  // Each snapshot budget's counts now; the scenario's pdb_protected budget's index (none: UINT32_MAX).
+  std::vector<core::disruption::BudgetCounts> budget_counts_;
+  uint32_t protected_budget_ = UINT32_MAX;
   bool priorities_differ_ = false;
   RunResult result_;
   size_t placed_ = 0, failed_ = 0, explained_ = 0, sample_every_ = 1;
@@ -1073,6 +1123,7 @@ RunResult simulate(const Scenario& scenario, const RunOptions& given) {
     options.quotas.insert(options.quotas.end(), scenario.quotas.begin(), scenario.quotas.end());
     options.quotas.insert(options.quotas.end(), given.quotas.begin(), given.quotas.end());
   }
+  if (scenario.snapshot) options.disruption_budgets = scenario.snapshot->budgets;
   // The study's replay: its node order too (never with a snapshot, whose
   // placed pods name nodes by position).
   if (scenario.openb_pods_csv && scenario.openb.resample && !scenario.snapshot)

@@ -9,10 +9,12 @@
 #include "gpuslice/core/codec/resource_quota.hpp"
 #include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
+#include "gpuslice/core/disruption/budget_facts.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/sim/durations.hpp"
 #include "gpuslice/sim/memory_estimate.hpp"
+#include "snapshot_budgets.hpp"
 #include "snapshot_dra.hpp"
 
 namespace gpuslice::sim {
@@ -106,6 +108,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
   std::vector<core::codec::PriorityClassDocument> priority_classes;
   DraSnapshotReading dra;  // resource.k8s.io objects: a DRA fleet's cards, claims and allocations
+  std::vector<core::disruption::BudgetFacts> budgets;
   core::codec::read_kube_objects(
       text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
         if (auto* node = std::get_if<core::codec::NodeObject>(&object)) {
@@ -125,7 +128,11 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
           snap.quotas.push_back(core::codec::namespace_quota(*quota, context, &snap.warnings));
         else if (auto* cls = std::get_if<core::codec::PriorityClassObject>(&object))
           priority_classes.push_back(core::codec::priority_class_document(*cls, context));
-        else
+        else if (auto* pdb = std::get_if<core::codec::PodDisruptionBudgetObject>(&object)) {
+          if (auto f = core::disruption::budget_facts(core::codec::budget_document(*pdb, context), source,
+                                                      snap.warnings))
+            budgets.push_back(std::move(*f));
+        } else
           dra.take(object, context);
       });
   // Pods of a hand-written dump may name a class instead of carrying
@@ -197,7 +204,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         ++snap.skipped[kSkipKaiReservation];  // its CPU and memory still count on its node
         if (const auto h = core::holding_of(p, doc.request.host))
           cluster.charge(h->node, h->allocation, h->host);
-        snap.starting.push_back({doc.request, p.node, {}, kForever, priority_of(doc), true});
+        snap.starting.push_back({doc.request, p.node, {}, kForever, priority_of(doc), true, {}, {}});
         continue;
       case core::PlacedRole::BoundOnly:
       case core::PlacedRole::Hami:
@@ -271,10 +278,15 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   });
   for (const auto& q : queue) {
     const double duration = duration_of(docs[q.doc]);
-    snap.queue.push_back({std::move(docs[q.doc].request), duration, priority_of(docs[q.doc]),
-                          docs[q.doc].meta.controller.has_value()});
+    snap.queue.push_back({std::move(docs[q.doc].request),
+                          duration,
+                          priority_of(docs[q.doc]),
+                          docs[q.doc].meta.controller.has_value(),
+                          {},
+                          {}});
   }
   for (size_t i = 0; i < cluster.size(); ++i) snap.nodes.push_back(cluster.node(i));
+  attach_budgets(snap, std::move(budgets));
   return snap;
 }
 

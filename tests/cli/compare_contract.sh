@@ -55,6 +55,20 @@ check "report-run: binpack waits least (p95)" test "$best" = hami-binpack
 check "best p95 marked" grep -Eq '^  time pending, p95 +[0-9.]+ h \* +[0-9.]+ h$' "$OUT/waits.txt"
 check "no best where the runs agree" bash -c "! grep -E '^  refused +[0-9]+ +\*' '$OUT/waits.txt'"
 
+# Time pending by priority class (docs/simulator.md): the wrong-victim
+# example, worked by hand there. kube: the serving pod waits 3590 s for a
+# card, the batch victim returns at once; hami-aware: the serving pod at
+# once, small-batch-2 made again waits 600 s.
+expect classes 0 'comparison of 2 runs' -- "$BIN" simulate "$SRC/scenarios/preemption-wrong-victim.yaml" \
+  --preemption kube,hami-aware --out "$OUT/classes"
+row() { grep -o "<tr title=\"pending_seconds_by_priority_class.$1\">.*</tr>" "$OUT/classes/compare.html"; }
+check "classes: a section" grep -q '<section id="classes"><h2>Time pending by priority class</h2>' "$OUT/classes/compare.html"
+check "classes: serving longest" test "$(row serving.max)" = '<tr title="pending_seconds_by_priority_class.serving.max"><th>class serving: longest</th><td class="num">59.8 min</td><td class="num best">0 s</td></tr>'
+check "classes: batch longest" test "$(row batch.max)" = '<tr title="pending_seconds_by_priority_class.batch.max"><th>class batch: longest</th><td class="num best">0 s</td><td class="num">10.0 min</td></tr>'
+check "classes: placements unmarked" test "$(row batch.placements)" = '<tr title="pending_seconds_by_priority_class.batch.placements"><th>class batch: placements</th><td class="num">5</td><td class="num">5</td></tr>'
+check "classes: none where priorities are one" bash -c "! grep -q 'id=\"classes\"' '$OUT/two/compare.html'"
+check "compare.csv header unchanged" test "$(head -1 "$OUT/classes/compare.csv")" = "$COLUMNS"
+
 # Exit codes: bad input is 2, named.
 expect one-folder 2 'at least two run folders' -- "$BIN" compare "$OUT/two/fgd"
 expect missing-folder 2 'nope: not a folder' -- "$BIN" compare "$OUT/two/fgd" "$OUT/nope"

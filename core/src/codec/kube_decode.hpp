@@ -321,6 +321,8 @@ class ObjectDecoder {
             p.phase = field.scalar();
           else if (k == "startTime")
             p.start_time = field.scalar();
+          else if (k == "nominatedNodeName")
+            p.nominated_node_name = field.scalar();
           else if (k == "conditions")
             conditions(field, p.conditions);
           else if (k == "resourceClaimStatuses")

@@ -351,6 +351,8 @@ void read_preemption_fields(const Doc& doc, const PodObject& obj, PodDocument& p
     pd.preemption_policy_given = true;
   }
   if (obj.start_time.given()) pd.started = doc.scalar(obj.start_time, "status.startTime");
+  if (obj.nominated_node_name.given())
+    pd.nominated_node = doc.scalar(obj.nominated_node_name, "status.nominatedNodeName");
 }
 
 PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefaults& def) {

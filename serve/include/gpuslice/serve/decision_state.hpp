@@ -182,6 +182,22 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   void observe_pod(const std::string& key, std::string_view phase, bool bound,
                    const core::codec::PodDocument* doc, bool deleted);
   void remember_pod(PodSeen&& pod);
+  // kube-scheduler's nominated pods (status.nominatedNodeName set, not
+  // bound), which serve holds room for (decision_nominated.cpp).
+  struct Nomination {
+    std::string node;
+    int32_t priority = 0;
+    core::PodRequest request;
+  };
+  void note_nomination(const PodSeen& pod, bool deleted);
+  // The cards of nominated pods of at least the filtered pod's priority,
+  // charged on the named nodes for one decision (addGENominatedPods); the
+  // nodes where one does not fit are taken out of `named` and refused.
+  struct NominationHold {
+    std::vector<std::pair<core::Holding, const core::PodRequest*>> charged;  // and whose
+    std::vector<std::pair<size_t, std::string>> refused;  // node, the nominated pod (ns/name)
+    bool any() const { return !charged.empty() || !refused.empty(); }
+  };
   std::string key_of(const std::string& uid, const std::string& ns, const std::string& name) const;
 
   // One filter's steps, in the order filter() takes them (decision_state.cpp).
@@ -193,6 +209,8 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   Candidates candidates_of(const std::vector<std::string>& names);
   bool answer_from_memo(const core::PodRequest& pod, Choice& choice, ExtenderFilterResult& result);
   void reserve(const FilterPod& pod, size_t asked, Choice& choice);
+  NominationHold hold_nominations(const FilterPod& pod, Candidates& named);
+  void release_nominations(const NominationHold& hold, ExtenderFilterResult& result);
   void write_refusal(const Candidates& named, core::Decision& decision, ExtenderFilterResult& result);
   bool write_placement(const FilterPod& pod, const Choice& choice, ExtenderFilterResult& result);
   void record_filter_event(const PodRef& ref, const std::string& type, const std::string& reason,
@@ -213,6 +231,7 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   std::vector<std::string> node_order_;      // as the feed listed them: ties go to the first
   std::unordered_map<std::string, core::codec::PodDocument> pods_;  // key -> HAMi's reading of a pod (feed)
   std::unordered_map<std::string, Held> held_;            // key (uid, else ns/name) -> what it holds
+  std::map<std::string, Nomination> nominated_;           // key -> a pending pod's nomination (feed)
   std::unordered_map<std::string, NodeLock> node_locks_;  // node -> hami.io/mutex.lock
   uint64_t generation_ = 0;
   uint64_t expired_ = 0;

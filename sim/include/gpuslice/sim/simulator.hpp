@@ -49,6 +49,9 @@ struct RunOptions {
   // the fleet given is the fixed part; the groups' nodes are added after it.
   std::vector<NodeGroupSpec> node_groups;
   AutoscalerSpec autoscaler;
+  // A snapshot's PodDisruptionBudgets, which PodSpec's counted_by_budgets
+  // and guarded_by_budgets name (docs/simulator.md#disruption-budgets).
+  std::vector<DisruptionBudget> disruption_budgets;
 };
 
 struct PodRecord {

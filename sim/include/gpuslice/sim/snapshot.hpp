@@ -33,6 +33,8 @@ struct StartingPod {
   double duration = kForever;  // seconds it still runs
   PodPriority priority;        // spec.priority (set by the Priority admission plugin)
   bool controlled = false;     // a controller owns it: preempted, it queues again
+  // The budgets counting it and guarding it (PodSpec's fields of the same names).
+  std::vector<uint32_t> counted_by_budgets, guarded_by_budgets;
 };
 
 struct QueuedPod {
@@ -40,6 +42,7 @@ struct QueuedPod {
   double duration = kForever;  // seconds it runs once placed
   PodPriority priority;
   bool controlled = false;
+  std::vector<uint32_t> counted_by_budgets, guarded_by_budgets;  // as StartingPod's
 };
 
 // Every pod the snapshot lists, any phase: its name, phase and what decides
@@ -77,6 +80,10 @@ struct ClusterSnapshot {
   // ResourceQuotas in the dump (HAMi v2.10's managed keys), in file order.
   std::vector<core::NamespaceQuota> quotas;
   std::vector<MalformedPod> malformed;  // pending pods left out, in file order
+  // The PodDisruptionBudgets (policy/v1) in the dump, in file order, with
+  // the pods the run does not simulate counted; the starting and queued
+  // pods name theirs.
+  std::vector<DisruptionBudget> budgets;
 };
 
 // The reasons pods are left out, as summary.json and the table name them.

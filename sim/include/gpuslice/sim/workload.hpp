@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
+#include "gpuslice/core/disruption/disruption_budget.hpp"
 #include "gpuslice/core/request.hpp"
 
 namespace gpuslice::sim {
@@ -61,9 +62,25 @@ struct PodSpec {
   // A PodDisruptionBudget covering the pod allows no disruption now
   // (disruptionsAllowed 0): Cluster Autoscaler does not drain its node.
   bool pdb_protected = false;
+  // A snapshot's PodDisruptionBudgets (indexes into
+  // RunOptions::disruption_budgets): those whose disruption controller
+  // counts the pod (its selector matches), and those kube-scheduler's
+  // preemption charges when it evicts the pod (filterPodsWithPDBViolation:
+  // the pod has labels, the selector is not empty).
+  std::vector<uint32_t> counted_by_budgets, guarded_by_budgets;
 };
 
 using Workload = std::vector<PodSpec>;
+
+// A PodDisruptionBudget of a snapshot, for the simulator's preemption: its
+// status.disruptionsAllowed is recomputed from the pods it counts as they
+// start and stop (the dump's status goes stale as the run goes on).
+// `outside`: the dump's pods it counts that the run does not simulate
+// (pods asking no GPU, terminated or malformed ones): they stay as listed.
+struct DisruptionBudget {
+  core::disruption::BudgetFacts facts;
+  core::disruption::BudgetCounts outside;
+};
 
 // The milli-GPU demand of a request (1000 = one whole card): per card the
 // larger of its core share and its memory share, memory in MiB measured

@@ -134,6 +134,9 @@ struct PodObject {
   Scalar priority_class_name;  // spec.priorityClassName
   std::vector<ContainerObject> init_containers, containers;
   Scalar phase;  // status.phase
+  // status.nominatedNodeName: where kube-scheduler's preemption made room
+  // for the pod while its victims terminate.
+  Scalar nominated_node_name;
   // status.conditions[]: the Ready condition decides whether the disruption
   // controller counts a pod as healthy.
   struct Condition {

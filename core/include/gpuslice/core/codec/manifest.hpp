@@ -71,6 +71,9 @@ struct PodDocument {
   bool priority_given = false, preemption_policy_given = false;
   std::string priority_class;
   std::string started;
+  // status.nominatedNodeName ("" when absent): serve holds the pod's room
+  // there against pods of no higher priority (docs/serve.md#nominated-pods).
+  std::string nominated_node;
   // gpuslice.io/expected-duration: how long the pod runs once placed
   // ("45m", "2h30m", "3600" seconds), read by the simulator's snapshots.
   std::string expected_duration;

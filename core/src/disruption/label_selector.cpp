@@ -1,4 +1,4 @@
-#include "gpuslice/defrag/label_selector.hpp"
+#include "gpuslice/core/disruption/label_selector.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,7 +9,7 @@
 #include <optional>
 #include <stdexcept>
 
-namespace gpuslice::defrag {
+namespace gpuslice::core::disruption {
 
 namespace {
 
@@ -360,4 +360,4 @@ LabelRequirement label_expression(std::string key, std::string_view op, std::vec
   return r;
 }
 
-}  // namespace gpuslice::defrag
+}  // namespace gpuslice::core::disruption

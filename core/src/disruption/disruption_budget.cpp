@@ -1,8 +1,8 @@
-#include "gpuslice/defrag/disruption_budget.hpp"
+#include "gpuslice/core/disruption/disruption_budget.hpp"
 
 #include <algorithm>
 
-namespace gpuslice::defrag {
+namespace gpuslice::core::disruption {
 
 namespace {
 
@@ -63,35 +63,52 @@ Budgets evaluate_budgets(const WorkloadFacts& facts) {
   }
   for (uint32_t i = 0; i < facts.budgets.size(); ++i) {
     const BudgetFacts& b = facts.budgets[i];
-    BudgetState s;
-    s.ns = b.ns;
-    s.name = b.name;
-    int32_t managed = 0;  // the controllers' scale, as far as the snapshot shows it
+    BudgetCounts counts;
     if (!b.selector.nothing)
       for (const Entry* e : candidates(b.selector, by_namespace.at(b.ns))) {
         const PodFacts& p = e->second;
         if (!b.selector.matches(p.labels)) continue;
-        ++s.matched;
-        if (p.healthy()) ++s.healthy;
-        if (p.controller && !terminated(p)) ++managed;
+        count_pod(counts, p);
         out.of_pod[e->first].push_back(i);
       }
-    if (b.max_unavailable) {
-      s.expected = managed;
-      s.desired = std::max(0, s.expected - scaled_up(*b.max_unavailable, s.expected));
-    } else if (b.min_available) {
-      if (b.min_available->percent) {
-        s.expected = managed;
-        s.desired = scaled_up(*b.min_available, s.expected);
-      } else {
-        s.expected = s.matched;
-        s.desired = b.min_available->value;
-      }
-    }
-    s.allowed = s.expected > 0 ? std::max(0, s.healthy - s.desired) : 0;
+    BudgetState s = budget_state(b, counts);
     out.states.push_back(std::move(s));
   }
   return out;
 }
 
-}  // namespace gpuslice::defrag
+void count_pod(BudgetCounts& counts, const PodFacts& p) {
+  ++counts.matched;
+  if (p.healthy()) ++counts.healthy;
+  if (p.controller && !terminated(p)) ++counts.managed;  // the controllers' scale, as far as it shows
+}
+
+BudgetState budget_state(const BudgetFacts& b, BudgetCounts counts) {
+  BudgetState s;
+  s.ns = b.ns;
+  s.name = b.name;
+  s.matched = counts.matched;
+  s.healthy = counts.healthy;
+  if (b.max_unavailable) {
+    s.expected = counts.managed;
+    s.desired = std::max(0, s.expected - scaled_up(*b.max_unavailable, s.expected));
+  } else if (b.min_available) {
+    if (b.min_available->percent) {
+      s.expected = counts.managed;
+      s.desired = scaled_up(*b.min_available, s.expected);
+    } else {
+      s.expected = counts.matched;
+      s.desired = b.min_available->value;
+    }
+  }
+  s.allowed = s.expected > 0 ? std::max(0, s.healthy - s.desired) : 0;
+  return s;
+}
+
+bool preemption_counts(const BudgetFacts& b, const std::string& pod_namespace, const Labels& pod_labels) {
+  if (b.ns != pod_namespace || pod_labels.empty()) return false;
+  if (b.selector.nothing || b.selector.requirements.empty()) return false;
+  return b.selector.matches(pod_labels);
+}
+
+}  // namespace gpuslice::core::disruption
