@@ -45,7 +45,7 @@ once simulate-template-once "$OUT/t150.err" "gpucores 150"
 same simulate-template-pods "$OUT/t150/pods.csv" "$OUT/t100/pods.csv"
 
 # simulate --snapshot: once per pod, on stderr and in summary.json's warnings
-expect snapshot-warns 0 "warning: .*gpucores-snapshot.yaml:34: pod ml/over: spec.containers\[0\].resources.nvidia.com/gpucores 150 $HAMI" -- \
+expect snapshot-warns 0 "warning: .*gpucores-snapshot.yaml:33: pod ml/over: spec.containers\[0\].resources.nvidia.com/gpucores 150 $HAMI" -- \
   $T "$BIN" simulate --snapshot "$D/gpucores-snapshot.yaml" --out "$OUT/s150"
 $T "$BIN" simulate --snapshot "$D/gpucores-snapshot.yaml" --out "$OUT/s150" > /dev/null 2> "$OUT/s150.err"
 $T "$BIN" simulate --snapshot "$OUT/gpucores-snapshot-100.yaml" --out "$OUT/s100" > /dev/null 2>&1
