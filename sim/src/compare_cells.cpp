@@ -24,8 +24,11 @@ std::string text(const Json& s, const char* key) {
 }
 
 // A card's UUID cut to its first group ("GPU-591a4d2f"): enough to tell a
-// node's cards apart in a terminal line; compare.html shows them whole.
+// node's cards apart in a terminal line; compare.html shows them whole. A
+// DRA device ("driver/pool/device") is cut to its device name: the node is
+// beside it.
 std::string short_card(const std::string& uuid) {
+  if (const size_t slash = uuid.rfind('/'); slash != std::string::npos) return uuid.substr(slash + 1);
   const size_t dash = uuid.find('-', uuid.find('-') + 1);
   return dash == std::string::npos ? uuid : uuid.substr(0, dash);
 }

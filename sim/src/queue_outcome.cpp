@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
+#include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -19,6 +21,36 @@ std::vector<const PodRecord*> queued_pods(const std::vector<PodRecord>& pods) {
   return out;
 }
 
+namespace {
+// Under dra the cards are the claims' devices, "driver/pool/device", with the
+// capacity each result consumed (a run folder read back holds the same JSON
+// in `allocation`, which is not HAMi's annotation there).
+QueueOutcome with_claim_devices(QueueOutcome o, const std::string& claim_allocation) {
+  const auto result = nlohmann::json::parse(claim_allocation, nullptr, false);
+  try {
+    if (result.is_discarded()) throw core::CodecError("not JSON");
+    for (const auto& r : result.at("devices").at("results")) {
+      const std::string card =
+          fmt::format("{}/{}/{}", r.at("driver").get<std::string>(), r.at("pool").get<std::string>(),
+                      r.at("device").get<std::string>());
+      auto it = std::find_if(o.cards.begin(), o.cards.end(), [&](const auto& c) { return c.uuid == card; });
+      if (it == o.cards.end()) it = o.cards.insert(o.cards.end(), {card, 0, 0, {}});
+      const auto& consumed = r.value("consumedCapacity", nlohmann::json::object());
+      if (consumed.contains("memory"))
+        it->memory_mib +=
+            core::codec::parse_quantity_value(consumed["memory"].get<std::string>()) / (1024 * 1024);
+      if (consumed.contains("cores"))
+        it->cores +=
+            static_cast<int32_t>(core::codec::parse_quantity_value(consumed["cores"].get<std::string>()));
+    }
+  } catch (const std::exception&) {
+    // A hand-edited pods.csv: the node is still known, the devices are not.
+    o.cards.clear();
+  }
+  return o;
+}
+}  // namespace
+
 QueueOutcome queue_outcome(const PodRecord& pod, double end) {
   QueueOutcome o;
   o.node = pod.node;
@@ -31,6 +63,7 @@ QueueOutcome queue_outcome(const PodRecord& pod, double end) {
     o.kind = pod.status == "refused" ? QueueOutcome::Kind::Refused : QueueOutcome::Kind::StillPending;
     o.waited = std::max(0.0, end - pod.arrival);
   }
+  if (!pod.claim_allocation.empty()) return with_claim_devices(std::move(o), pod.claim_allocation);
   if (pod.allocation.empty()) return o;
   try {
     for (const auto& container : core::codec::decode_allocation_text(pod.allocation))

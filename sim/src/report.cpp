@@ -108,7 +108,10 @@ void write_outputs(const RunResult& r, const std::string& dir) {
     // later; the cards granted; how close the best card came when not placed);
     // claim_allocation for `--policy dra` only (the claim's allocation
     // result): every other run's pods.csv keeps its 14 columns, which
-    // readers anchored on the line's end rely on.
+    // readers anchored on the line's end rely on. Under dra `allocation`
+    // holds the claim's allocation result too (the contract: a DRA
+    // pod holds no HAMi annotation); the record keeps HAMi's notation of the
+    // same grants for the in-memory readers (Python's card_usage).
     f << "name,kind,gpu_milli,arrival,start,end,pending_seconds,status,node,allocation,reason,origin,cards,"
          "shortfall"
       << (r.claim_allocations ? ",claim_allocation\n" : "\n");
@@ -117,8 +120,8 @@ void write_outputs(const RunResult& r, const std::string& dir) {
       fmt::print(f, "{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_cell(p.name), csv_cell(p.kind),
                  p.gpu_milli, number(p.arrival), number(p.start), number(p.end),
                  p.start >= 0 ? number(p.start - p.arrival) : std::string(), p.status, csv_cell(p.node),
-                 csv_cell(p.allocation), csv_cell(p.reason), p.origin, csv_cell(cards_of(p)),
-                 csv_cell(p.shortfall));
+                 csv_cell(r.claim_allocations ? p.claim_allocation : p.allocation), csv_cell(p.reason),
+                 p.origin, csv_cell(cards_of(p)), csv_cell(p.shortfall));
       if (r.claim_allocations) fmt::print(f, ",{}", csv_cell(p.claim_allocation));
       f << "\n";
     }
@@ -218,14 +221,16 @@ void print_table(const RunResult& r, std::ostream& out) {
     if (shown >= 20) continue;
     ++shown;
     if (pod.start >= 0) {
+      // Under dra the claim's allocation result stands for the grants (a
+      // run folder read back holds it in `allocation` too).
+      const bool claimed = !pod.claim_allocation.empty();
       fmt::print(
-          out, "    {:<28} -> {} {}{}\n      {}: {}\n", pod.name, pod.node, cards_of(pod),
-          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "",
-          grants, pod.allocation);
+          out, "    {:<28} -> {} {}{}\n", pod.name, pod.node, cards_of(pod),
+          pod.start > pod.arrival ? fmt::format(" after {}", human_duration(pod.start - pod.arrival)) : "");
+      if (!claimed) fmt::print(out, "      {}: {}\n", grants, pod.allocation);
       if (!pod.mig_allocations.empty())
         fmt::print(out, "      hami.io/vgpu-mig-allocations: {}\n", pod.mig_allocations);
-      if (!pod.claim_allocation.empty())
-        fmt::print(out, "      claim allocation: {}\n", pod.claim_allocation);
+      if (claimed) fmt::print(out, "      claim allocation: {}\n", pod.claim_allocation);
     } else {
       fmt::print(out, "    {:<28} {} ({}){}{}\n", pod.name,
                  pod.status == "refused" ? "refused" : "still pending", pod.reason,

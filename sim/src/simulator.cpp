@@ -1040,6 +1040,7 @@ class Run {
     for (uint32_t id : running_on_node_[node])
       pods.push_back({id, &workload_[id].request, &running_.at(id).allocation, workload_[id].controlled,
                       workload_[id].pdb_protected});
+    mark_budget_blocked(pods);
     const Autoscaler::Check c = autoscaler_->check_scale_down(node, engine_.now(), pods);
     if (c.verdict == Autoscaler::Verdict::Later && engine_.pending() > loop_events_)
       schedule_loop(c.again, EventKind::ScaleDownCheck, static_cast<uint32_t>(node));
@@ -1056,6 +1057,24 @@ class Run {
     requeue_preempted();                    // the drained pods, made again by their controllers
     if (!pending_.empty()) request_scan();  // the group has room again
     sample();
+  }
+
+  // Cluster Autoscaler's PDB rule for draining a node (its remaining-PDB
+  // tracker's CanRemovePods): walking the node's pods, a budget whose
+  // selector matches more of them than its disruptionsAllowed blocks the
+  // node. CA matches as the disruption controller does (an empty selector
+  // matches every pod of the namespace: counted_by_budgets) and reads
+  // status.disruptionsAllowed, which the run keeps live.
+  void mark_budget_blocked(std::vector<PodOnNode>& pods) const {
+    if (std::none_of(pods.begin(), pods.end(),
+                     [&](const PodOnNode& p) { return !workload_[p.id].counted_by_budgets.empty(); }))
+      return;
+    std::vector<int32_t> allowed;
+    disruptions_allowed(allowed);
+    std::vector<int32_t> removed(allowed.size(), 0);
+    for (PodOnNode& p : pods)
+      for (uint32_t b : workload_[p.id].counted_by_budgets)
+        if (++removed[b] > allowed[b]) p.pdb_protected = true;
   }
 
   // A pod on a node CA removes: evicted, made again by its controller.

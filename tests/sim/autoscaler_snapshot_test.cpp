@@ -180,3 +180,67 @@ TEST_CASE("autoscaler snapshot: bad node groups files name the file, line and fi
                                 "only its template's nodes";
   CHECK(warned);
 }
+
+namespace {
+
+// The example's dump with debug-shell (t4-c's 4000 MiB pod) owned by a
+// ReplicaSet and labelled app: debug, plus `budget` (a PodDisruptionBudget
+// item, or nothing) appended.
+std::string dump_with_budget(const std::string& name, const std::string& budget) {
+  std::ifstream in(path("examples/autoscale/cluster.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string anchor = "    name: debug-shell\n    namespace: web\n";
+  const auto at = text.find(anchor);
+  REQUIRE(at != std::string::npos);
+  text.insert(
+      at + anchor.size(),
+      "    labels: {app: debug}\n"
+      "    ownerReferences:\n"
+      "    - {apiVersion: apps/v1, controller: true, kind: ReplicaSet, name: debug-rs, uid: debug-rs-uid}\n");
+  text += budget;
+  return groups_file(name, text);
+}
+
+double removed_at(const RunResult& r, size_t size_before, size_t size_after) {
+  const auto& sizes = r.summary["node_groups"][0]["sizes"];
+  for (size_t i = 1; i < sizes["nodes"].size(); ++i)
+    if (sizes["nodes"][i - 1] == size_before && sizes["nodes"][i] == size_after) return sizes["time"][i];
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("autoscaler snapshot: a dump's PodDisruptionBudget keeps a node CA would drain",
+          "[sim][autoscaler][pdb]") {
+  // t4-c holds debug-shell (4000 of 15360 MiB: 26 %, under the 0.5
+  // threshold), now owned by a ReplicaSet: with no budget CA drains it at
+  // 600 s (the pod fits t4-a's 5360 MiB free) and the group goes 4 -> 3
+  // there. A budget with minAvailable 1 over app: debug allows 0
+  // disruptions (1 healthy - 1): CA's CanRemovePods refuses, t4-c stays
+  // and the pod is never evicted. maxUnavailable 1 allows 1: drained as
+  // without a budget.
+  const std::string groups = path("examples/autoscale/node-groups.yaml");
+  auto run_with = [&](const std::string& name, const std::string& budget) {
+    SnapshotRunSpec spec;
+    spec.snapshot = dump_with_budget(name, budget);
+    spec.node_groups = groups;
+    return run(snapshot_scenario(spec));
+  };
+  const std::string pdb_head = R"(- apiVersion: policy/v1
+  kind: PodDisruptionBudget
+  metadata: {name: debug-pdb, namespace: web}
+  spec:
+    selector: {matchLabels: {app: debug}}
+)";
+  const RunResult none = run_with("no-budget.yaml", "");
+  CHECK(removed_at(none, 4, 3) == 600);
+  CHECK(pod(none, "web/debug-shell").node != "t4-c");
+
+  const RunResult kept = run_with("min-available.yaml", pdb_head + "    minAvailable: 1\n");
+  CHECK(removed_at(kept, 4, 3) != 600);
+  CHECK(pod(kept, "web/debug-shell").node == "t4-c");
+  CHECK(pod(kept, "web/debug-shell").start == 0);
+
+  const RunResult allowed = run_with("max-unavailable.yaml", pdb_head + "    maxUnavailable: 1\n");
+  CHECK(removed_at(allowed, 4, 3) == 600);
+}
