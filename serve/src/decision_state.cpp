@@ -513,6 +513,9 @@ DecisionState::FilterPod DecisionState::read_filter_pod(const ExtenderArgs& args
 void DecisionState::warn_once(const FilterPod& pod) {
   if (pod.warnings.empty()) return;
   std::lock_guard lock(warned_mutex_);
+  // A bound on a long-lived server's memory: past it, a pod may be named again.
+  constexpr size_t kMaxWarnedPods = 10'000;
+  if (warned_pods_.size() >= kMaxWarnedPods) warned_pods_.clear();
   if (!warned_pods_.insert(pod.key).second) return;
   for (const std::string& w : pod.warnings) std::cerr << "gpuslice serve: warning: " << w << "\n";
 }
