@@ -121,7 +121,7 @@ PlaceOutcome place(const PlaceRequest& request) {
   PlaceOutcome out;
   out.policy = request.policy.value_or("hami");
   out.cluster = cluster_of_nodes(request.nodes, &out.warnings);
-  auto pods = codec::parse_pods(request.pod.text, request.pod.source, request.defaults);
+  auto pods = codec::parse_pods(request.pod.text, request.pod.source, request.defaults, &out.warnings);
   if (pods.size() != 1)
     throw InputError(request.pod.source, pods.empty() ? 0 : pods[1].line, "kind",
                      fmt::format("expected exactly one Pod, found {}", pods.size()));

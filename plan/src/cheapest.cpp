@@ -44,7 +44,7 @@ void search_cheapest(const PlanRequest& req, const sim::Scenario& base, const st
   if (!autoscale) {
     std::vector<const sim::FleetGroup*> fleet;
     for (const auto& g : groups) fleet.push_back(&base.fleet_groups.at(g.index));
-    result.warnings = ambiguous_price_keys(fleet, req.prices);
+    for (std::string& w : ambiguous_price_keys(fleet, req.prices)) result.warnings.push_back(std::move(w));
   }
   for (const auto& p : req.prices) {
     bool used = false;

@@ -325,6 +325,15 @@ std::vector<int> apportion(const std::vector<Group>& groups, int total) {
 }  // namespace
 
 namespace {
+// What reading the input found (a template's gpucores HAMi clamps, the
+// snapshot's skipped objects and malformed pods): the CLI says it on stderr.
+std::vector<std::string> read_warnings(const sim::Scenario& scenario) {
+  std::vector<std::string> out = scenario.warnings;
+  if (scenario.snapshot)
+    out.insert(out.end(), scenario.snapshot->warnings.begin(), scenario.snapshot->warnings.end());
+  return out;
+}
+
 // plan --autoscale: the cheapest max per node group (or combination of
 // them) that meets the targets, each costed by its runs (cheapest.hpp).
 PlanResult plan_autoscale(const PlanRequest& req, const sim::Scenario& base,
@@ -370,6 +379,7 @@ PlanResult plan_autoscale(const PlanRequest& req, const sim::Scenario& base,
                                    hi, groups[i].name, floors[i]));
   if (hi > 1'000'000) throw InputError("arguments", 0, "max_count", "must be at most 1000000");
   PlanResult result;
+  result.warnings = read_warnings(base);
   result.autoscale = true;
   result.targets = req.targets;
   for (const auto& g : groups) result.vary.push_back(g.name);
@@ -425,6 +435,7 @@ PlanResult plan_capacity(const PlanRequest& req, std::function<bool(double)> sho
   for (const auto& g : groups) base_total += g.base_count;
 
   PlanResult result;
+  result.warnings = read_warnings(base_scenario);
   result.targets = req.targets;
   for (const auto& g : groups) result.vary.push_back(g.name);
   // 0 is "the default"; a negative count is a mistake, never the default.

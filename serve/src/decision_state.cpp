@@ -499,12 +499,25 @@ DecisionState::FilterPod DecisionState::read_filter_pod(const ExtenderArgs& args
   const auto& meta = object->header.meta;
   FilterPod pod;
   pod.ref = PodRef{text_of(meta.namespace_name), text_of(meta.name), text_of(meta.uid)};
-  core::codec::PodDocument doc = core::codec::pod_document(*object, ApiContext(source), options_.defaults);
+  core::codec::PodDocument doc =
+      core::codec::pod_document(*object, ApiContext(source), options_.defaults, &pod.warnings);
   pod.request = std::move(doc.request);
   pod.priority = doc.priority;
   if (pod.ref.namespace_name.empty()) pod.ref.namespace_name = "default";
   pod.key = key_of(pod.ref.uid, pod.ref.namespace_name, pod.ref.name);
   return pod;
+}
+
+// The scheduler retries a pending pod's filter: its warnings are said the
+// first time only.
+void DecisionState::warn_once(const FilterPod& pod) {
+  if (pod.warnings.empty()) return;
+  std::lock_guard lock(warned_mutex_);
+  // A bound on a long-lived server's memory: past it, a pod may be named again.
+  constexpr size_t kMaxWarnedPods = 10'000;
+  if (warned_pods_.size() >= kMaxWarnedPods) warned_pods_.clear();
+  if (!warned_pods_.insert(pod.key).second) return;
+  for (const std::string& w : pod.warnings) std::cerr << "gpuslice serve: warning: " << w << "\n";
 }
 
 void DecisionState::record_filter_event(const PodRef& ref, const std::string& type, const std::string& reason,
@@ -701,6 +714,7 @@ ExtenderFilterResult DecisionState::filter(const ExtenderArgs& args, FilterOutco
     result.error = e.what();
     return result;
   }
+  warn_once(pod);
   const bool dry_run = holds_unknown_node(args);
   // HAMi's answer for a pod that asks for no device: every node passes (a
   // dry run writes no event).

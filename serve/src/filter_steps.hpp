@@ -17,6 +17,9 @@ struct DecisionState::FilterPod {
   core::PodRequest request;
   std::string key;       // in held_
   int32_t priority = 0;  // spec.priority (0 when unset, as kube-scheduler reads it)
+  // How HAMi reads the request otherwise than written (gpucores above 100):
+  // said on stderr once per pod (DecisionState::warn_once).
+  std::vector<std::string> warnings;
 };
 
 // The named nodes: each registered node once, in the order named, and the

@@ -163,11 +163,13 @@ void add_malformed(RunResult& result, const Scenario& scenario) {
   }
 }
 
-void warn_malformed(const Scenario& scenario) {
+// What reading the input found, on stderr: the scenario's (a template's
+// gpucores HAMi clamps) and the snapshot's (malformed pending pods among
+// them, gpucores HAMi clamps, what was skipped), which summary.json keeps.
+void warn_read(const Scenario& scenario) {
+  for (const auto& w : scenario.warnings) std::cerr << "warning: " << w << "\n";
   if (!scenario.snapshot) return;
-  for (const auto& m : scenario.snapshot->malformed)
-    std::cerr << "warning: " << m.message() << " (pod '" << m.name
-              << "' left Pending, the rest runs; --strict refuses the dump)\n";
+  for (const auto& w : scenario.snapshot->warnings) std::cerr << "warning: " << w << "\n";
 }
 
 void write_run(const RunResult& result, const std::string& out, bool card_use,
@@ -245,7 +247,7 @@ void register_cli(CLI::App& app) {
       throw core::InputError("command line", 0, "--out", e.what());
     }
     Scenario scenario = load_input(*a, seed_list(*a, 42).front());
-    warn_malformed(scenario);
+    warn_read(scenario);
     RunOptions options;
     const std::vector<std::string> policies = policy_list(a->policy.empty() ? scenario.policy : a->policy);
     options.gpu_policy = scenario.gpu_policy;

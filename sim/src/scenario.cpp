@@ -235,7 +235,8 @@ std::vector<core::NamespaceQuota> read_quotas(const Reader& r, const YAML::Node&
 }
 
 PodTemplate read_template(const Reader& r, const std::string& name, const YAML::Node& n,
-                          const std::string& field, const PriorityClasses& classes) {
+                          const std::string& field, const PriorityClasses& classes,
+                          std::vector<std::string>& warnings) {
   r.only_keys(n,
               {"gpu", "gpumem", "gpumem-percentage", "gpucores", "cpu", "memory", "resources", "labels",
                "annotations", "weight", "template", "namespace", "priority", "priority_class",
@@ -280,8 +281,20 @@ PodTemplate read_template(const Reader& r, const std::string& name, const YAML::
   t.pdb_protected = r.value<bool>(n, "pdb_protected", field + ".pdb_protected", false);
   if (t.weight < 0) r.fail(r.get(n, "weight"), field + ".weight", "must not be negative");
   try {
-    auto pods = core::codec::parse_pods(out.c_str(), r.source);
+    std::vector<std::string> read_warnings;
+    auto pods = core::codec::parse_pods(out.c_str(), r.source, {}, &read_warnings);
     t.request = pods.at(0).request;
+    // The codec names the generated manifest; say it of the template instead.
+    if (!read_warnings.empty()) {
+      const bool short_key = bool(r.get(n, "gpucores"));
+      const YAML::Node v =
+          short_key ? r.get(n, "gpucores") : r.get(r.get(n, "resources"), "nvidia.com/gpucores");
+      warnings.push_back(fmt::format(
+          "{}:{}: template '{}': {} {} is above 100; HAMi treats it as 100 (the whole card's cores: the card "
+          "exclusively)",
+          r.source, r.line(v), name, field + (short_key ? ".gpucores" : ".resources.nvidia.com/gpucores"),
+          v.IsScalar() ? v.Scalar() : std::string()));
+    }
   } catch (const InputError& e) {
     // The manifest was ours; point at the template in the scenario file.
     std::string key = e.field();
@@ -646,7 +659,8 @@ ScenarioFile parse_scenario_file(const std::string& text, const std::string& sou
     if (!t.IsMap()) r.fail(t, "templates", "must map names to pod templates");
     for (auto it = t.begin(); it != t.end(); ++it) {
       const std::string name = r.key_text(it->first, "templates");
-      s.templates.push_back(read_template(r, name, it->second, "templates." + name, s.priority_classes));
+      s.templates.push_back(
+          read_template(r, name, it->second, "templates." + name, s.priority_classes, s.warnings));
     }
   }
   auto find_template = [&](const YAML::Node& at, const std::string& name, const std::string& field) {

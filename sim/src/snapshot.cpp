@@ -82,7 +82,7 @@ void read_pod(const core::codec::PodObject& pod, const core::codec::ReadContext&
               const core::codec::RequestDefaults& defaults, std::vector<core::codec::PodDocument>& docs,
               ClusterSnapshot& snap) {
   try {
-    docs.push_back(core::codec::pod_document(pod, context, defaults));
+    docs.push_back(core::codec::pod_document(pod, context, defaults, &snap.warnings));
   } catch (const InputError& e) {
     const bool pending =
         pod.node_name.text.empty() && (pod.phase.text.empty() || pod.phase.text == "Pending");

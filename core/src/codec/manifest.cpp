@@ -182,7 +182,8 @@ void check_gpu_resource_names(const Doc& doc, const StringMap& map, const std::s
 }
 
 ContainerRequest parse_container(const Doc& doc, const ContainerObject& c, const std::string& where,
-                                 const RequestDefaults& def, HostResources& host) {
+                                 std::string& cores_clamped, const RequestDefaults& def,
+                                 HostResources& host) {
   ContainerRequest r;
   if (c.name.present()) r.name = doc.scalar(c.name, where, "name");
   Resources rs{doc, c.limits, c.requests, where + "resources."};
@@ -246,7 +247,11 @@ ContainerRequest parse_container(const Doc& doc, const ContainerObject& c, const
     int64_t cores = rs.integer(def.resource_cores);
     if (cores < 0)
       doc.fail(rs.find(def.resource_cores)->at, where + def.resource_cores, "must not be negative");
-    r.cores = static_cast<int32_t>(std::min<int64_t>(cores, 100));  // HAMi clamps to 100
+    // HAMi's Fit clamps Coresreq to 100 ("core limit can't exceed 100"):
+    // the card's whole cores, so the card exclusively. Said once per pod.
+    if (cores > 100 && cores_clamped.empty())
+      cores_clamped = fmt::format("{}{} {}", rs.where, def.resource_cores, cores);
+    r.cores = static_cast<int32_t>(std::min<int64_t>(cores, 100));
   } else if (exclusive_default) {
     r.cores = 100;
   }
@@ -355,7 +360,8 @@ void read_preemption_fields(const Doc& doc, const PodObject& obj, PodDocument& p
     pd.nominated_node = doc.scalar(obj.nominated_node_name, "status.nominatedNodeName");
 }
 
-PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefaults& def) {
+PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefaults& def,
+                      std::vector<std::string>* warnings) {
   PodDocument pd;
   pd.line = doc.ctx.line_of(obj.header.at);
   PodRequest& p = pd.request;
@@ -418,12 +424,14 @@ PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefault
   if (obj.node_name.present()) pd.node_name = doc.scalar(obj.node_name, "spec.nodeName");
   if (obj.phase.present()) pd.phase = doc.scalar(obj.phase, "status.phase");
   HostResources init_peak, app_sum;
+  std::string cores_clamped;  // the first container whose gpucores HAMi clamps
   auto read_list = [&](const std::vector<ContainerObject>& list, const char* key,
                        std::vector<ContainerRequest>& out, bool init) {
     out.reserve(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
       HostResources h;
-      out.push_back(parse_container(doc, list[i], fmt::format("spec.{}[{}].", key, i), def, h));
+      out.push_back(
+          parse_container(doc, list[i], fmt::format("spec.{}[{}].", key, i), cores_clamped, def, h));
       if (init) {
         init_peak.cpu_milli = std::max(init_peak.cpu_milli, h.cpu_milli);
         init_peak.memory_mib = std::max(init_peak.memory_mib, h.memory_mib);
@@ -441,6 +449,11 @@ PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefault
   p.host.cpu_milli = std::max(init_peak.cpu_milli, app_sum.cpu_milli);
   p.host.memory_mib = std::max(init_peak.memory_mib, app_sum.memory_mib);
   apply_dialect_requests(doc, obj, p);
+  if (warnings && !cores_clamped.empty())
+    warnings->push_back(fmt::format(
+        "{}{}: pod {}/{}: {} is above 100; HAMi treats it as 100 (the whole "
+        "card's cores: the card exclusively)",
+        doc.ctx.source(), pd.line > 0 ? fmt::format(":{}", pd.line) : "", p.ns, p.name, cores_clamped));
   return pd;
 }
 
@@ -605,8 +618,9 @@ std::string node_name_problem(std::string_view name) {
   return {};
 }
 
-PodDocument pod_document(const PodObject& pod, const ReadContext& context, const RequestDefaults& defaults) {
-  return parse_pod(Doc{context}, pod, defaults);
+PodDocument pod_document(const PodObject& pod, const ReadContext& context, const RequestDefaults& defaults,
+                         std::vector<std::string>* warnings) {
+  return parse_pod(Doc{context}, pod, defaults, warnings);
 }
 
 NodeDocument node_document(const NodeObject& node, const ReadContext& context) {
@@ -641,12 +655,12 @@ std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& 
 }
 
 std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
-                                    const RequestDefaults& defaults) {
+                                    const RequestDefaults& defaults, std::vector<std::string>* warnings) {
   std::vector<PodDocument> out;
   read_kube_objects(KubeText::from_string(text, source),
                     [&](KubeObject&& object, const ReadContext& context) {
                       if (const auto* pod = std::get_if<PodObject>(&object))
-                        out.push_back(pod_document(*pod, context, defaults));
+                        out.push_back(pod_document(*pod, context, defaults, warnings));
                     });
   return out;
 }

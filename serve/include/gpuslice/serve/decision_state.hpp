@@ -17,6 +17,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "gpuslice/core/cluster.hpp"
@@ -205,6 +206,7 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   struct Candidates;  // the named nodes, looked up
   struct Choice;      // what was decided, for the API calls after the lock
   FilterPod read_filter_pod(const ExtenderArgs& args) const;
+  void warn_once(const FilterPod& pod);
   Choice decide(const FilterPod& pod, const std::vector<std::string>& names, ExtenderFilterResult& result);
   Candidates candidates_of(const std::vector<std::string>& names);
   bool answer_from_memo(const core::PodRequest& pod, Choice& choice, ExtenderFilterResult& result);
@@ -223,6 +225,8 @@ class DecisionState final : public ClusterSink, public DecodedSink {
   StateOptions options_;
   ClusterWriter& writer_;
   mutable std::mutex mutex_;
+  std::mutex warned_mutex_;                      // guards warned_pods_ (filters run in parallel)
+  std::unordered_set<std::string> warned_pods_;  // pods whose request warnings were said
   bool ready_ = false;
   core::Cluster cluster_;
   std::unique_ptr<core::Policy> policy_;

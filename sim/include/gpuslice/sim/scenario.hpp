@@ -65,6 +65,9 @@ struct Scenario {
   // and removes, beside the fixed fleet (which may then be empty).
   std::vector<NodeGroupSpec> node_groups;
   AutoscalerSpec autoscaler;
+  // What reading the file found that HAMi reads otherwise than written (a
+  // template's gpucores above 100); the commands say it on stderr.
+  std::vector<std::string> warnings;
 };
 
 // "fifo" | "skip-ahead"; nullopt for anything else. The one queue parser.

@@ -135,8 +135,10 @@ class ReadContext;
 // (gpu-fraction annotations). A node's cards are HAMi's registration; a node
 // without one gets them from a Koordinator Device or KAI's labels once the
 // whole text is read (complete_dialect_nodes).
+// `warnings` (when given) gets a line per pod whose request HAMi reads
+// otherwise than written (nvidia.com/gpucores above 100, clamped to 100).
 PodDocument pod_document(const PodObject& pod, const ReadContext& context,
-                         const RequestDefaults& defaults = {});
+                         const RequestDefaults& defaults = {}, std::vector<std::string>* warnings = nullptr);
 NodeDocument node_document(const NodeObject& node, const ReadContext& context);
 // A Koordinator Device (scheduling.koordinator.sh/v1alpha1) as the dialect
 // codec reads it.
@@ -161,7 +163,8 @@ void complete_dialect_nodes(std::vector<NodeDocument>& nodes, const std::vector<
 std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source,
                                       std::vector<std::string>* warnings = nullptr);
 std::vector<PodDocument> parse_pods(std::string_view text, const std::string& source,
-                                    const RequestDefaults& defaults = {});
+                                    const RequestDefaults& defaults = {},
+                                    std::vector<std::string>* warnings = nullptr);
 
 // The PodDisruptionBudget objects of a dump (`kubectl get pdb -A -o yaml`
 // appended to nodes and pods), through the one reader; a malformed one throws
