@@ -1076,21 +1076,22 @@ class Run {
   }
 
   // Cluster Autoscaler's PDB rule for draining a node (its remaining-PDB
-  // tracker's CanRemovePods): walking the node's pods, a budget whose
-  // selector matches more of them than its disruptionsAllowed blocks the
-  // node. CA matches as the disruption controller does (an empty selector
-  // matches every pod of the namespace: counted_by_budgets) and reads
-  // status.disruptionsAllowed, which the run keeps live.
+  // tracker's CanRemovePods): a pod matched by a budget allowing no
+  // disruption (disruptionsAllowed < 1) blocks the node; a budget allowing
+  // fewer than it matches here only makes CA drain the pods one by one,
+  // which the run does not time. CA matches as the disruption controller
+  // does (an empty selector matches every pod of the namespace:
+  // counted_by_budgets) and reads status.disruptionsAllowed, which the run
+  // keeps live.
   void mark_budget_blocked(std::vector<PodOnNode>& pods) const {
     if (std::none_of(pods.begin(), pods.end(),
                      [&](const PodOnNode& p) { return !workload_[p.id].counted_by_budgets.empty(); }))
       return;
     std::vector<int32_t> allowed;
     disruptions_allowed(allowed);
-    std::vector<int32_t> removed(allowed.size(), 0);
     for (PodOnNode& p : pods)
       for (uint32_t b : workload_[p.id].counted_by_budgets)
-        if (++removed[b] > allowed[b]) p.pdb_protected = true;
+        if (allowed[b] < 1) p.pdb_protected = true;
   }
 
   // A pod on a node CA removes: evicted, made again by its controller.
