@@ -201,6 +201,22 @@ std::string dump_with_budget(const std::string& name, const std::string& budget)
   return groups_file(name, text);
 }
 
+// The example's run with the dump of dump_with_budget.
+RunResult run_with(const std::string& name, const std::string& budget) {
+  SnapshotRunSpec spec;
+  spec.snapshot = dump_with_budget(name, budget);
+  spec.node_groups = path("examples/autoscale/node-groups.yaml");
+  return run(snapshot_scenario(spec));
+}
+
+// A policy/v1 budget over app: debug in web; its minAvailable or maxUnavailable line follows.
+const std::string pdb_head = R"(- apiVersion: policy/v1
+  kind: PodDisruptionBudget
+  metadata: {name: debug-pdb, namespace: web}
+  spec:
+    selector: {matchLabels: {app: debug}}
+)";
+
 double removed_at(const RunResult& r, size_t size_before, size_t size_after) {
   const auto& sizes = r.summary["node_groups"][0]["sizes"];
   for (size_t i = 1; i < sizes["nodes"].size(); ++i)
@@ -219,19 +235,6 @@ TEST_CASE("autoscaler snapshot: a dump's PodDisruptionBudget keeps a node CA wou
   // disruptions (1 healthy - 1): CA's CanRemovePods refuses, t4-c stays
   // and the pod is never evicted. maxUnavailable 1 allows 1: drained as
   // without a budget.
-  const std::string groups = path("examples/autoscale/node-groups.yaml");
-  auto run_with = [&](const std::string& name, const std::string& budget) {
-    SnapshotRunSpec spec;
-    spec.snapshot = dump_with_budget(name, budget);
-    spec.node_groups = groups;
-    return run(snapshot_scenario(spec));
-  };
-  const std::string pdb_head = R"(- apiVersion: policy/v1
-  kind: PodDisruptionBudget
-  metadata: {name: debug-pdb, namespace: web}
-  spec:
-    selector: {matchLabels: {app: debug}}
-)";
   const RunResult none = run_with("no-budget.yaml", "");
   CHECK(removed_at(none, 4, 3) == 600);
   CHECK(pod(none, "web/debug-shell").node != "t4-c");
@@ -255,13 +258,6 @@ TEST_CASE("autoscaler snapshot: a budget allowing one disruption over two pods o
   // under the 0.5 threshold; both fit t4-a's 5360 MiB free). maxUnavailable
   // 1 over the two allows 1: t4-c is drained at 600 s as without a budget.
   // minAvailable 2 allows 0 (2 healthy - 2): t4-c stays.
-  const std::string groups = path("examples/autoscale/node-groups.yaml");
-  auto run_with = [&](const std::string& name, const std::string& budget) {
-    SnapshotRunSpec spec;
-    spec.snapshot = dump_with_budget(name, budget);
-    spec.node_groups = groups;
-    return run(snapshot_scenario(spec));
-  };
   const std::string second_pod = R"(- apiVersion: v1
   kind: Pod
   metadata:
@@ -286,12 +282,6 @@ TEST_CASE("autoscaler snapshot: a budget allowing one disruption over two pods o
           nvidia.com/gpumem: '1000'
   status:
     phase: Running
-)";
-  const std::string pdb_head = R"(- apiVersion: policy/v1
-  kind: PodDisruptionBudget
-  metadata: {name: debug-pdb, namespace: web}
-  spec:
-    selector: {matchLabels: {app: debug}}
 )";
   const RunResult sequential =
       run_with("two-max-unavailable.yaml", second_pod + pdb_head + "    maxUnavailable: 1\n");
