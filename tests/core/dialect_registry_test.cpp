@@ -9,10 +9,14 @@
 
 using namespace gpuslice::core;
 
-TEST_CASE("the registry lists HAMi, Koordinator and KAI in the order readers ask them", "[dialect]") {
+// DRA joined as the fourth unit (issue 38), last: its cards are only for
+// nodes no other registration gave any.
+TEST_CASE("the registry lists HAMi, Koordinator, KAI and DRA in the order readers ask them", "[dialect]") {
   std::vector<std::string_view> names;
   for (const dialects::DialectUnit* u : dialects::all()) names.push_back(u->name());
-  CHECK(names == std::vector<std::string_view>{"hami", "koordinator", "kai"});
+  CHECK(names == std::vector<std::string_view>{"hami", "koordinator", "kai", "dra"});
+  CHECK(dialects::unit(Dialect::Dra).name() == "dra");
+  CHECK(dialect_name(Dialect::Dra) == "dra");
   CHECK(dialects::unit(Dialect::Kai).name() == "kai");
   CHECK(dialects::unit(Dialect::Koordinator).id() == Dialect::Koordinator);
   REQUIRE(dialects::find("hami") != nullptr);
@@ -54,7 +58,7 @@ TEST_CASE("what a placed pod holds: its grants with its host, its host alone, or
   PlacedPod p;
   p.node = 3;
   p.allocation = grants;
-  for (PlacedRole role : {PlacedRole::Hami, PlacedRole::Koordinator, PlacedRole::Kai}) {
+  for (PlacedRole role : {PlacedRole::Hami, PlacedRole::Koordinator, PlacedRole::Kai, PlacedRole::Dra}) {
     p.role = role;
     const auto h = holding_of(p, host);
     REQUIRE(h);
@@ -77,4 +81,15 @@ TEST_CASE("what a placed pod holds: its grants with its host, its host alone, or
     p.role = role;
     CHECK_FALSE(holding_of(p, host));
   }
+}
+
+// `dra` places HAMi's requests and writes HAMi's annotations under `place`
+// (its dialect() is HAMi's); the DRA unit brings it and reads the fleet.
+TEST_CASE("the DRA unit brings the dra policy, whose dialect stays HAMi's", "[dialect][dra]") {
+  CHECK(make_policy("dra")->dialect() == Dialect::Hami);
+  const dialects::DialectUnit& dra = dialects::unit(Dialect::Dra);
+  CHECK(dra.registers_by() == "HAMi-DRA's ResourceSlices");
+  CHECK_FALSE(dra.counts_slots());  // a shared device takes any number of claims
+  CHECK_FALSE(dra.hami_quotas());
+  CHECK_FALSE(dra.serve_problem().empty());
 }
