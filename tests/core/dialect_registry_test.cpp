@@ -3,6 +3,7 @@
 // place, serve and the simulator's snapshots).
 #include <catch2/catch.hpp>
 
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/core/policy.hpp"
@@ -92,4 +93,16 @@ TEST_CASE("the DRA unit brings the dra policy, whose dialect stays HAMi's", "[di
   CHECK_FALSE(dra.counts_slots());  // a shared device takes any number of claims
   CHECK_FALSE(dra.hami_quotas());
   CHECK_FALSE(dra.serve_problem().empty());
+}
+
+// place reads no claim, so a DRA pod's devices would count as free there:
+// its nodes take no cards from the slices (the snapshot reader gives them).
+TEST_CASE("place's node reading leaves DRA's ResourceSlices out", "[dialect][dra]") {
+  const std::string path = std::string(GPUSLICE_TEST_DATA) + "/../../../examples/dra/hami-dra-cluster.yaml";
+  const auto nodes = codec::parse_nodes(codec::read_text_file(path), path);
+  REQUIRE(nodes.size() == 2);
+  for (const auto& n : nodes) {
+    CHECK(n.node.devices.empty());
+    CHECK(n.node.cards_from == Dialect::Hami);
+  }
 }
