@@ -17,13 +17,23 @@ std::map<std::string, PolicyFactory, std::less<>>& registry() {
   static std::map<std::string, PolicyFactory, std::less<>> r;
   return r;
 }
+// The unit each policy came from (registered while its register_policies ran).
+std::map<std::string, const dialects::DialectUnit*, std::less<>>& brought_by() {
+  static std::map<std::string, const dialects::DialectUnit*, std::less<>> r;
+  return r;
+}
+const dialects::DialectUnit* registering = nullptr;  // set while ensure_registered asks a unit
 // Explicit registration (not static initialisers, which a static library
 // may drop) done once, on first use.
 void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] {
     // Each dialect brings its own; the study's read HAMi's requests.
-    for (const dialects::DialectUnit* unit : dialects::all()) unit->register_policies();
+    for (const dialects::DialectUnit* unit : dialects::all()) {
+      registering = unit;
+      unit->register_policies();
+    }
+    registering = nullptr;
     register_research_policies();
   });
 }
@@ -38,6 +48,7 @@ size_t NodeLottery::best_draw(std::span<const uint32_t> nodes) const {
 }
 
 void register_policy(std::string name, PolicyFactory factory) {
+  if (registering) brought_by()[name] = registering;
   registry()[std::move(name)] = std::move(factory);
 }
 
@@ -59,6 +70,22 @@ std::vector<std::string> policy_names() {
   for (const auto& [n, f] : registry()) names.push_back(n);
   return names;
 }
+
+namespace dialects {
+
+const DialectUnit* policy_unit(std::string_view name) {
+  ensure_registered();
+  const auto it = brought_by().find(name);
+  return it == brought_by().end() ? nullptr : it->second;
+}
+
+const DialectUnit* binding_recorded_by(std::string_view name) {
+  const DialectUnit* own = policy_unit(name);
+  if (!own || make_policy(name)->dialect() == own->id()) return nullptr;
+  return own;
+}
+
+}  // namespace dialects
 
 float hami_node_score(const NodeView& node) {
   int64_t used = 0, used_cores = 0, used_mem = 0, total = 0, total_cores = 0, total_mem = 0;

@@ -13,19 +13,17 @@ std::vector<std::string> check_servable(const std::string& policy, const NodesBy
   if (policy != "hami") {
     if (std::string problem = core::policy_name_problem(policy); !problem.empty())
       throw core::InputError("command line", 0, "--policy", problem);
-    // `dra` reads HAMi's requests but is not HAMi's scheduler: DRA allocates
-    // inside kube-scheduler and writes ResourceClaim status, not an extender's
-    // annotations, so serving it would bind with the wrong scheduler's marks.
-    if (policy == "dra")
-      throw core::InputError("command line", 0, "--policy",
-                             "dra is Kubernetes' DRA allocation, which serve cannot serve: kube-scheduler's "
-                             "DynamicResources plugin allocates claims and writes their status, no extender "
-                             "binds them (use gpuslice place or simulate for DRA)");
-    const core::dialects::DialectUnit& d = core::dialects::unit(core::make_policy(policy)->dialect());
+    // A policy is its unit's: `dra` reads HAMi's requests but is DRA's (it
+    // allocates inside kube-scheduler and writes ResourceClaim status, not an
+    // extender's annotations). The study's policies are the dialect's whose
+    // requests they read (HAMi's).
+    const core::dialects::DialectUnit* own = core::dialects::policy_unit(policy);
+    const core::dialects::DialectUnit& d =
+        own ? *own : core::dialects::unit(core::make_policy(policy)->dialect());
     if (std::string problem = d.serve_problem(); !problem.empty())
       throw core::InputError(
           "command line", 0, "--policy",
-          fmt::format("{} is {}'s policy, which serve cannot serve: {}", policy, d.name(), problem));
+          fmt::format("{} is {}, which serve cannot serve: {}", policy, d.policies_are(), problem));
   }
   std::vector<std::string> warnings;
   if (!snapshot_nodes) return warnings;

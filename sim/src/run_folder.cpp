@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "gpuslice/core/codec/text_file.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/csv_table.hpp"
 #include "gpuslice/sim/timeline_columns.hpp"
@@ -191,8 +192,10 @@ RunResult read_run_folder(const std::string& dir, bool card_use) {
   run.summary = read_summary((d / "summary.json").string());
   run.timeline = read_timeline((d / "timeline.csv").string());
   run.pods = read_pods((d / "pods.csv").string());
-  // A dra run's pods.csv has the claim_allocation column (written for dra only).
-  run.claim_allocations = run.summary.value("policy", std::string()) == "dra";
+  // A run whose policy records its unit's binding (dra) has the
+  // claim_allocation column (written for those only).
+  run.claim_allocations =
+      core::dialects::binding_recorded_by(run.summary.value("policy", std::string())) != nullptr;
   // A run with --no-card-use has no card_use.csv: its report says so.
   if (card_use && std::filesystem::exists(d / "card_use.csv", ec))
     read_card_use((d / "card_use.csv").string(), run);

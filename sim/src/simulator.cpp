@@ -13,8 +13,7 @@
 
 #include "autoscaler.hpp"
 #include "card_use_log.hpp"
-#include "gpuslice/core/dialects/dra/fleet.hpp"
-#include "gpuslice/core/dialects/dra/policy.hpp"
+#include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/errors.hpp"
@@ -84,8 +83,9 @@ class Run {
     args.typical_pods = typical_pods_;
     args.fragmentation = fragmentation_;
     policy_ = core::make_policy(o.policy, args);
-    // DRA's binding is the claim's allocation, recorded beside HAMi's form.
-    writes_claims_ = dynamic_cast<const core::dra::DraPolicy*>(policy_.get()) != nullptr;
+    // A policy placing another dialect's requests (DRA's `dra`, HAMi's):
+    // its own unit's binding is recorded beside that dialect's form.
+    binding_unit_ = core::dialects::binding_recorded_by(o.policy);
     // HAMi's quota is HAMi's fit's (its policies and the study's, which fit as HAMi does).
     if (policy_->dialect() == core::Dialect::Hami && !policy_->device_fit()) {
       for (const auto& q : o.quotas) {
@@ -189,7 +189,7 @@ class Run {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     summarize(name, wall);
     result_.pods = std::move(records_);
-    result_.claim_allocations = writes_claims_;
+    result_.claim_allocations = binding_unit_ != nullptr;
     if (options_.card_use)
       for (size_t n = 0; n < cluster_.size(); ++n) result_.node_names.push_back(cluster_.node(n).name);
     return std::move(result_);
@@ -222,14 +222,20 @@ class Run {
       r.node = cluster_.node(*d.node).name;
       r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
       r.mig_allocations = core::codec::encode_mig_allocations(d.allocation, cluster_.node(*d.node));
-      if (writes_claims_)
-        r.claim_allocation = core::dra::allocation_result_json(cluster_.node(*d.node), d.allocation);
+      if (binding_unit_) r.claim_allocation = unit_binding(p.request, *d.node, d.allocation);
     }
     if (p.duration != kForever) leave_at(id, p.duration);
     count_in_budgets(id, +1, +1);
     running_on_node_[*d.node].push_back(id);
     ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
+  }
+
+  // The binding binding_unit_ writes for a pod placed (its main value).
+  std::string unit_binding(const core::PodRequest& pod, size_t node,
+                           const core::PodAllocation& allocation) const {
+    static const std::map<int, std::string> kNoGroups;
+    return binding_unit_->write_binding({cluster_.node(node), pod, allocation, kNoGroups}).allocation;
   }
 
   // The first attempt of a small fleet's pod keeps HAMi's full report (its
@@ -261,8 +267,7 @@ class Run {
       r.node = cluster_.node(*d.node).name;
       r.allocation = core::codec::encode_allocation(d.allocation, cluster_.node(*d.node));
       r.mig_allocations = core::codec::encode_mig_allocations(d.allocation, cluster_.node(*d.node));
-      if (writes_claims_)
-        r.claim_allocation = core::dra::allocation_result_json(cluster_.node(*d.node), d.allocation);
+      if (binding_unit_) r.claim_allocation = unit_binding(p.request, *d.node, d.allocation);
     }
     r.start = engine_.now();
     r.status = "running";
@@ -900,7 +905,8 @@ class Run {
   std::unique_ptr<CardUseLog> card_use_log_;  // when the run keeps card_use
   std::vector<RunObserver*> observers_;
   std::unique_ptr<core::Policy> policy_;
-  bool writes_claims_ = false;  // --policy dra: records carry the claim allocation
+  // The unit whose binding records carry (claim_allocation; DRA's under --policy dra), or none.
+  const core::dialects::DialectUnit* binding_unit_ = nullptr;
   core::Scheduler scheduler_;
   // The namespaces' quotas with their pods' usage; the limits alone (for
   // pods no departure could make room for); null quota_: no limits.

@@ -217,7 +217,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
       case core::PlacedRole::Hami:
       case core::PlacedRole::Koordinator:
       case core::PlacedRole::Kai:
-      case core::PlacedRole::Dra: {
+      case core::PlacedRole::UnitHeld: {
         const bool holds = p.holds();
         if (p.role == core::PlacedRole::BoundOnly && gpu) {
           // Bound with GPU limits but no HAMi grant: another device plugin's

@@ -23,6 +23,7 @@
 
 #include "gpuslice/core/codec/kube_objects.hpp"
 #include "gpuslice/core/codec/kube_reader.hpp"
+#include "gpuslice/core/dialects/object_kinds.hpp"
 
 namespace gpuslice::core::codec::detail {
 
@@ -63,9 +64,8 @@ inline DecodedKind decoded_kind(std::string_view kind, std::string_view api_vers
   if (kind == "Device" && group == "scheduling.koordinator.sh") return DecodedKind::Device;
   if (kind == "PriorityClass" && (group == "scheduling.k8s.io" || api_version.empty()))
     return DecodedKind::PriorityClass;
-  if (group == "resource.k8s.io" && (kind == "ResourceSlice" || kind == "DeviceClass" ||
-                                     kind == "ResourceClaim" || kind == "ResourceClaimTemplate"))
-    return DecodedKind::Resource;
+  // A kind a dialect unit keeps for itself (DRA's resource.k8s.io objects).
+  if (dialects::keeper_of(group, kind)) return DecodedKind::Resource;
   if (kind == "PodDisruptionBudget" && (group == "policy" || api_version.empty()))
     return DecodedKind::PodDisruptionBudget;
   return DecodedKind::Other;

@@ -10,6 +10,7 @@
 #include "gpuslice/core/codec/kube_reader.hpp"
 #include "gpuslice/core/codec/quantity.hpp"
 #include "gpuslice/core/dialects/dialect.hpp"
+#include "gpuslice/core/dialects/dra/read.hpp"
 #include "gpuslice/core/dialects/hami/allocation_annotation.hpp"
 #include "gpuslice/core/dialects/hami/mig_allocations.hpp"
 #include "gpuslice/core/dialects/hami/registration.hpp"
@@ -642,15 +643,15 @@ void complete_dialect_nodes(std::vector<NodeDocument>& nodes, const std::vector<
 std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& source,
                                       std::vector<std::string>* warnings) {
   std::vector<NodeDocument> out;
-  dialects::NodeObjects objects;
+  // No pod's holding through a unit's objects is read here (DRA's claims,
+  // the snapshot's complete_requests): those units' objects are left out,
+  // or their pods' devices would count as free.
+  dialects::NodeObjects objects(dialects::NodeObjects::Reading::NodesOnly);
   read_kube_objects(KubeText::from_string(text, source),
                     [&](KubeObject&& object, const ReadContext& context) {
                       if (const auto* node = std::get_if<NodeObject>(&object))
                         out.push_back(node_document(*node, context));
-                      // DRA's slices give cards only where its claims are
-                      // read too (the snapshot's complete_requests): here a
-                      // DRA pod's devices would count as free.
-                      else if (!std::holds_alternative<ResourceObject>(object))
+                      else
                         objects.take(object, context);
                     });
   std::vector<std::string> ignored;

@@ -9,8 +9,9 @@
 namespace gpuslice::core::dialects {
 
 void register_dra_nodes(NodeRegistration& r) {
-  const auto& slices = r.objects.dra.slices;
-  if (slices.empty()) return;
+  const auto* kept = r.objects.of<DraUnitObjects>(Dialect::Dra);
+  if (!kept || kept->objects.slices.empty()) return;
+  const auto& slices = kept->objects.slices;
   const dra::SliceIndex index(slices);
   for (codec::NodeDocument& n : r.nodes) {
     if (!unregistered(n)) continue;  // HAMi's registration (or another's) comes first
@@ -28,8 +29,9 @@ void complete_dra_requests(RequestCompletion& c) {
   std::vector<size_t> with_claims;
   for (size_t i = 0; i < c.docs.size(); ++i)
     if (!c.docs[i].claims.empty()) with_claims.push_back(i);
-  if (with_claims.empty()) return;
-  const dra::ClaimIndex claims(c.objects.dra);
+  const auto* kept = c.objects.of<DraUnitObjects>(Dialect::Dra);
+  if (with_claims.empty() || !kept) return;
+  const dra::ClaimIndex claims(kept->objects);
   std::unordered_set<std::string> counted;  // claims a pod already holds: a shared claim counts once
   for (size_t doc_index : with_claims) {
     codec::PodDocument& doc = c.docs[doc_index];
@@ -57,7 +59,7 @@ void complete_dra_requests(RequestCompletion& c) {
                                          doc.line, name, problem));
         continue;
       }
-      doc.claim_held = std::move(allocation);
+      doc.unit_held = std::move(allocation);
       continue;
     }
     std::string problem = resolved.missing.empty()
@@ -65,31 +67,6 @@ void complete_dra_requests(RequestCompletion& c) {
                               : fmt::format("names {}, which the dump lacks", resolved.missing);
     if (!problem.empty()) c.left_out(doc_index, "spec.resourceClaims", std::move(problem));
   }
-}
-
-namespace {
-
-class DraPlacedReading final : public PlacedReading {
- public:
-  explicit DraPlacedReading(PlacedContext& context) : c_(context) {}
-  // After every other dialect: a bound pod none of them claimed.
-  bool claims(const codec::PodDocument& doc, std::optional<size_t> bound) const override {
-    return bound && doc.claim_held.has_value();
-  }
-  void read(size_t i) override {
-    PlacedPod& p = c_.out[i];
-    p.role = PlacedRole::Dra;
-    p.allocation = *c_.docs[i].claim_held;
-  }
-
- private:
-  PlacedContext& c_;
-};
-
-}  // namespace
-
-std::unique_ptr<PlacedReading> dra_placed_reading(PlacedContext& context) {
-  return std::make_unique<DraPlacedReading>(context);
 }
 
 }  // namespace gpuslice::core::dialects

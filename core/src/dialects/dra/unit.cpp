@@ -35,11 +35,24 @@ class Dra final : public DialectUnit {
   RequestAt request_at() const override { return RequestAt::Containers; }
   void complete_requests(RequestCompletion& completion) const override { complete_dra_requests(completion); }
 
+  std::vector<ObjectKind> object_kinds() const override {
+    return {{"resource.k8s.io", "ResourceSlice"},
+            {"resource.k8s.io", "DeviceClass"},
+            {"resource.k8s.io", "ResourceClaim"},
+            {"resource.k8s.io", "ResourceClaimTemplate"}};
+  }
+  std::unique_ptr<UnitObjects> make_objects() const override { return std::make_unique<DraUnitObjects>(); }
+  // A bound pod holds its allocated claims' devices.
+  bool holds_through_objects() const override { return true; }
+
+  // After every other dialect: a bound pod none of them claimed, holding
+  // its allocated claims (complete_requests).
   std::unique_ptr<PlacedReading> placed_reading(PlacedContext& context) const override {
-    return dra_placed_reading(context);
+    return unit_held_reading(context);
   }
 
-  // The claim's status.allocation, as the DynamicResources plugin writes it.
+  // The claim's status.allocation, as the DynamicResources plugin writes it
+  // (what a `dra` run records in pods.csv's claim_allocation).
   Binding write_binding(const BindingInput& in) const override {
     Binding out;
     out.allocation = dra::allocation_result_json(in.node, in.allocation);
@@ -57,6 +70,7 @@ class Dra final : public DialectUnit {
 
   bool counts_slots() const override { return false; }  // a shared device takes any number of claims
   bool hami_quotas() const override { return false; }   // HAMi's quota plugin does not see claims
+  std::string policies_are() const override { return "Kubernetes' DRA allocation"; }
   std::string serve_problem() const override {
     return "kube-scheduler's DynamicResources plugin allocates ResourceClaims and writes their status; no "
            "extender binds them, and serve reads neither ResourceSlices nor claims (use gpuslice simulate, "

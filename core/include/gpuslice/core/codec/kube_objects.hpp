@@ -207,8 +207,10 @@ struct PriorityClassObject {
   Scalar value, global_default, preemption_policy;
 };
 
-// A resource.k8s.io object (ResourceSlice, DeviceClass, ResourceClaim,
-// ResourceClaimTemplate): spec and status kept whole for DRA's interpreter.
+// An object of a kind a dialect unit keeps for itself
+// (DialectUnit::object_kinds: DRA's ResourceSlices, DeviceClasses,
+// ResourceClaims and templates): spec and status kept whole for the unit's
+// interpreter, which NodeObjects hands it to.
 struct ResourceObject {
   ObjectHeader header;
   TreeValue spec, status;

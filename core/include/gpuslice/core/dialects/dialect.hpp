@@ -15,7 +15,10 @@
 //   4. a public header core/include/gpuslice/core/dialects/<name>.hpp only
 //      if other areas (tests, sim) call its codecs or policies directly.
 // Nothing else changes: readers, `place`, the simulator, serve and the
-// policy registry ask the units in registry order.
+// policy registry ask the units in registry order. A dialect with object
+// kinds of its own declares them (object_kinds) and keeps them in its box
+// (make_objects, NodeObjects::of); one whose bound pods hold through them
+// sets PodDocument::unit_held in complete_requests (PlacedRole::UnitHeld).
 //
 // This interface is extended, never renamed.
 #pragma once
@@ -33,23 +36,52 @@
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/dialect.hpp"
-#include "gpuslice/core/dialects/dra/read.hpp"
+#include "gpuslice/core/dialects/object_kinds.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/core/request.hpp"
 #include "gpuslice/core/translate.hpp"
 
 namespace gpuslice::core::dialects {
 
+// What a unit keeps of a dump's objects of the kinds it declares
+// (DialectUnit::object_kinds), filled in the reading's one pass; its
+// register_nodes and complete_requests read it back (NodeObjects::of).
+class UnitObjects {
+ public:
+  virtual ~UnitObjects() = default;
+  // Throws InputError naming the object's line and field.
+  virtual void take(const codec::ResourceObject& object, const codec::ReadContext& context) = 0;
+};
+
 // The objects of a dump besides Nodes and Pods that give nodes their cards
-// (Koordinator's Devices) or say what pods ask and hold (DRA's
-// resource.k8s.io objects). A dialect with objects of its own adds a member
-// and its branch in take() (core/src/dialects/node_objects.cpp).
+// (Koordinator's Devices) or say what pods ask and hold (each unit's own
+// kinds, in its box: DRA's resource.k8s.io objects).
 struct NodeObjects {
-  std::vector<codec::DeviceDocument> devices;
-  dra::DraObjects dra;  // ResourceSlices, DeviceClasses, ResourceClaims and templates
+  // A reading of nodes alone (place's parse_nodes) reads no pod's holding
+  // through a unit's objects (complete_requests), so it keeps none of the
+  // objects of a unit whose pods hold that way (holds_through_objects):
+  // their cards would all count as free.
+  enum class Reading { WithPods, NodesOnly };
+  NodeObjects() : NodeObjects(Reading::WithPods) {}
+  explicit NodeObjects(Reading reading);
+
+  std::vector<codec::DeviceDocument> devices;  // Koordinator's (the reader decodes the kind itself)
+
   // Keeps `object` when it is one of these (readers offer every object that
-  // is not a Node or Pod); false when it is not. Throws InputError.
+  // is not a Node or Pod); false when it is not, or is a unit's kind this
+  // reading leaves out. Throws InputError.
   bool take(const codec::KubeObject& object, const codec::ReadContext& context);
+
+  // The box of the unit `id` (its own UnitObjects type, T); null when it
+  // keeps no objects or this reading leaves them out.
+  template <class T>
+  const T* of(Dialect id) const {
+    return static_cast<const T*>(box(id));
+  }
+
+ private:
+  const UnitObjects* box(Dialect id) const;
+  std::vector<std::unique_ptr<UnitObjects>> boxes_;  // by registry position; null: none kept
 };
 
 // Every node read, with HAMi's registration already applied (`registered`,
@@ -144,13 +176,25 @@ class DialectUnit {
   virtual RequestAt request_at() const = 0;
   // After the whole dump is read (a request in objects printed after the
   // pods): completes docs' requests, and what a bound pod holds through
-  // them (PodDocument::claim_held). Most dialects read all at read_request.
+  // them (PodDocument::unit_held). Most dialects read all at read_request.
   virtual void complete_requests(RequestCompletion& /*completion*/) const {}
+
+  // Which object kinds of its own it reads (the reader keeps them whole,
+  // codec::ResourceObject), and the box NodeObjects keeps them in (null:
+  // it declares none). DRA's: resource.k8s.io ResourceSlices, DeviceClasses,
+  // ResourceClaims and templates.
+  virtual std::vector<ObjectKind> object_kinds() const { return {}; }
+  virtual std::unique_ptr<UnitObjects> make_objects() const { return nullptr; }
+  // Whether its bound pods hold through those objects (complete_requests
+  // sets PodDocument::unit_held): a reading without pods then keeps none.
+  virtual bool holds_through_objects() const { return false; }
 
   // How its placed pods hold (null: it marks none).
   virtual std::unique_ptr<PlacedReading> placed_reading(PlacedContext& context) const = 0;
 
-  // How a binding is written.
+  // How a binding is written. A run records it beside the allocation
+  // (pods.csv's claim_allocation) when its policy places another
+  // dialect's requests (binding_recorded_by).
   virtual Binding write_binding(const BindingInput& input) const = 0;
 
   // How a request is said in its terms: rewrites `pod` (written for any
@@ -169,6 +213,8 @@ class DialectUnit {
   // What `gpuslice serve` cannot do with it ("" when serve reads its nodes
   // and pods and writes its binding): serve refuses to start with it.
   virtual std::string serve_problem() const = 0;
+  // What its policies are, in messages ("kai's policy").
+  virtual std::string policies_are() const { return std::string(name()) + "'s policy"; }
 };
 
 // The units in registry order (core/src/dialects/registry.cpp).
@@ -176,6 +222,19 @@ const std::vector<const DialectUnit*>& all();
 // The unit of a dialect; the one named `name` (nullptr when none is).
 const DialectUnit& unit(Dialect id);
 const DialectUnit* find(std::string_view name);
+
+// The unit that brought policy `name` (its register_policies), or nullptr:
+// the study's policies, which read HAMi's requests, belong to none.
+const DialectUnit* policy_unit(std::string_view name);
+// The unit whose binding a run under policy `name` records beside the
+// allocation (pods.csv's claim_allocation): the policy's own unit when the
+// policy places another dialect's requests (DRA's `dra` places HAMi's, its
+// dialect() is HAMi's); nullptr for every other policy and unknown names.
+const DialectUnit* binding_recorded_by(std::string_view name);
+
+// A reading for units whose complete_requests gave bound pods a holding
+// (PodDocument::unit_held): those pods hold it, PlacedRole::UnitHeld.
+std::unique_ptr<PlacedReading> unit_held_reading(PlacedContext& context);
 
 // Every dialect registers the nodes it recognises, in registry order; a
 // node with GPUs that none registered is named in `warnings`. Throws
