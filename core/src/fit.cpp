@@ -271,6 +271,55 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
   return result;
 }
 
+namespace {
+
+// Whether at least req.count cards pass fit_container's per-card checks
+// (vendor, closed, health, cordon, type, UUID, capacity) at `usage`. Without
+// NUMA binding, topology or MIG those checks read only the card and its
+// usage, never the picks, so fit_container fits exactly when this many
+// pass, whichever order it walks them in.
+bool enough_cards(const Node& n, std::span<const DeviceUsage> usage, const PodRequest& pod,
+                  const ContainerRequest& req, bool mutex) {
+  const int32_t cores = std::min<int32_t>(req.cores, 100);
+  int found = 0;
+  for (size_t d = 0; d < n.devices.size(); ++d) {
+    const Device& dev = n.devices[d];
+    // Integer checks first; the string checks only on cards with room.
+    if (capacity_check(dev, usage[d], cores, req.memory_on(dev.memory_mib), mutex) || usage[d].closed_by > 0)
+      continue;
+    if (dev.vendor != req.vendor || pre_numa_check(n, dev, pod.selectors) ||
+        !uuid_allowed(pod.selectors, dev))
+      continue;
+    if (++found == req.count) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool pod_fits(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy, FitScratch& s) {
+  const Node& n = *node.node;
+  const auto app_device_containers =
+      std::count_if(pod.containers.begin(), pod.containers.end(),
+                    [](const ContainerRequest& c) { return c.wants_devices(); });
+  // Where the walk's order or the picks so far decide a card: the full fit.
+  // Several app containers see each other's picks; NUMA binding restarts
+  // the picks per NUMA node in the walk's order; a MIG card's instances
+  // depend on the container's earlier picks there; topology chooses among
+  // the picks.
+  if (app_device_containers > 1 || pod.selectors.numa_bind || gpu_policy.topology ||
+      std::any_of(n.devices.begin(), n.devices.end(), [](const Device& d) { return d.is_mig(); }))
+    return fit_pod(node, pod, gpu_policy, s).fits;
+  if (host_shortfall(node, pod).any()) return false;
+  // Each init container fits on the node's usage alone, and so does the one
+  // app container (the init containers' cards are not charged to it).
+  for (size_t i = 0; i < pod.container_count(); ++i) {
+    const ContainerRequest& req = pod.container_at(i);
+    if (req.wants_devices() && !enough_cards(n, node.usage, pod, req, gpu_policy.mutex)) return false;
+  }
+  return true;
+}
+
 bool card_admits(const Node& node, size_t d, const PodRequest& pod, const ContainerRequest& request) {
   const Device& dev = node.devices[d];
   return dev.vendor == request.vendor && !pre_numa_check(node, dev, pod.selectors) &&

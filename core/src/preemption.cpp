@@ -28,12 +28,29 @@ VictimSelector::VictimSelector(const Cluster& cluster, Policy& policy, FitRule r
     : cluster_(cluster), policy_(policy), rule_(rule) {}
 
 void VictimSelector::load(size_t node, const PodRequest& pod) {
-  if (rule_ == FitRule::Devices && !policy_.device_fit())
-    gpu_ = GpuPolicy::parse(policy_.gpu_policy_for(pod));
+  if (rule_ == FitRule::Devices && !policy_.device_fit()) {
+    std::string text = policy_.gpu_policy_for(pod);
+    if (text != gpu_text_) {
+      gpu_ = GpuPolicy::parse(text);
+      gpu_text_ = std::move(text);
+    }
+  }
   node_ = node;
   const auto usage = cluster_.usage(node);
   usage_.assign(usage.begin(), usage.end());
   host_ = cluster_.host_used(node);
+  // The view keeps the node's version: fits read the usage it carries, and
+  // the one cache keyed by version (FGD's fragment) belongs to scoring,
+  // never asked here.
+  view_ = cluster_.view(node);
+  view_.usage = usage_;
+}
+
+std::span<const DeviceCharge> VictimSelector::charges_of(const RunningPod& pod,
+                                                         std::vector<DeviceCharge>& scratch) const {
+  if (!pod.charges.empty()) return pod.charges;
+  scratch = effective_charges(pod.allocation, cluster_.node(node_).devices);
+  return scratch;
 }
 
 // Adds (+1) or takes away (-1) what `pod` holds, as Cluster::charge and
@@ -65,12 +82,9 @@ void VictimSelector::apply(const RunningPod& pod, std::span<const DeviceCharge> 
         node.name));
 }
 
-// The node as it would be with the pods taken away so far. The view keeps
-// the node's version: fits read the usage it carries, and the one cache
-// keyed by version (FGD's fragment) belongs to scoring, never asked here.
-bool VictimSelector::fits_now(const PodRequest& pod, size_t node) {
-  NodeView view = cluster_.view(node);
-  view.usage = usage_;
+// The node as it would be with the pods taken away so far.
+bool VictimSelector::fits_now(const PodRequest& pod) {
+  NodeView& view = view_;
   view.host_used = host_;
   if (rule_ == FitRule::HostOnly) return !host_shortfall(view, pod).any();
   if (rule_ == FitRule::SlotCount) {
@@ -81,16 +95,16 @@ bool VictimSelector::fits_now(const PodRequest& pod, size_t node) {
     return free_slots >= cards_asked(pod);
   }
   if (DeviceFit* dialect = policy_.device_fit()) return dialect->fits(view, pod);
-  return fit_pod(view, pod, gpu_, scratch_).fits;
+  return pod_fits(view, pod, gpu_, scratch_);
 }
 
 bool VictimSelector::fits_without(const PreemptionQuestion& question, size_t node,
                                   std::span<const uint32_t> evicted) {
   load(node, question.pod);
-  const auto& devices = cluster_.node(node).devices;
+  if (computed_.empty()) computed_.resize(1);
   for (const uint32_t i : evicted)
-    apply(question.running.at(i), effective_charges(question.running.at(i).allocation, devices), -1);
-  return fits_now(question.pod, node);
+    apply(question.running.at(i), charges_of(question.running.at(i), computed_[0]), -1);
+  return fits_now(question.pod);
 }
 
 NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t node,
@@ -115,19 +129,24 @@ NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t no
   // Most important first; kube-scheduler's sort is not stable, ours keeps
   // the offered order among equals so answers repeat. (kube-scheduler sorts
   // after the check below; the order does not change that check.)
-  std::stable_sort(order_.begin(), order_.end(),
-                   [&](uint32_t a, uint32_t b) { return more_important(running[a], running[b]); });
+  // An insertion sort: stable, and a node runs a handful of pods.
+  for (size_t k = 1; k < order_.size(); ++k) {
+    const uint32_t moving = order_[k];
+    size_t j = k;
+    for (; j > 0 && more_important(running[moving], running[order_[j - 1]]); --j) order_[j] = order_[j - 1];
+    order_[j] = moving;
+  }
   // Remove them all; no fit then means no eviction here helps. Each pod's
   // charges are worked out once (charges_[k] for order_[k]): it may leave
   // and come back. From here pods are named by their place k in order_.
   load(node, question.pod);
-  const auto& devices = cluster_.node(node).devices;
-  if (charges_.size() < order_.size()) charges_.resize(order_.size());
+  if (computed_.size() < order_.size()) computed_.resize(order_.size());
+  charges_.resize(order_.size());
   for (size_t k = 0; k < order_.size(); ++k) {
-    charges_[k] = effective_charges(running[order_[k]].allocation, devices);
+    charges_[k] = charges_of(running[order_[k]], computed_[k]);
     apply(running[order_[k]], charges_[k], -1);
   }
-  if (!fits_now(question.pod, node)) {
+  if (!fits_now(question.pod)) {
     verdict.outcome = NodeOutcome::NoRoom;
     return verdict;
   }
@@ -153,7 +172,7 @@ NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t no
   victims_.clear();
   auto reprieve = [&](uint32_t k) {
     apply(running[order_[k]], charges_[k], +1);
-    if (fits_now(question.pod, node)) return true;
+    if (fits_now(question.pod)) return true;
     apply(running[order_[k]], charges_[k], -1);
     victims_.push_back(k);
     return false;

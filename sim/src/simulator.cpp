@@ -323,7 +323,10 @@ class Run {
     // pods gone are reused, so q.running grows with the pods running.
     if (slot_of_.size() != workload_.size()) slot_of_.assign(workload_.size(), kNoSlot);
     disruptions_allowed(q.budgets);
-    std::vector<core::NodeVictims> candidates;
+    // The candidates' entries are reused between calls (their victim lists
+    // keep their room); the first `found` are this call's.
+    std::vector<core::NodeVictims>& candidates = candidates_;
+    size_t found = 0;
     const size_t n = cluster_.size();
     const size_t wanted = std::min(n, std::max<size_t>(100, n / 10));
     bool any_non_violating = false;
@@ -359,15 +362,16 @@ class Run {
         }
       }
       if (!cached.candidate) continue;
-      core::NodeVictims c;
+      if (found == candidates.size()) candidates.emplace_back();
+      core::NodeVictims& c = candidates[found++];
       c.node = node;
       c.pdb_violations = cached.pdb_violations;
+      c.victims.clear();
       for (uint32_t rid : cached.victims) c.victims.push_back(slot_of_[rid]);
       any_non_violating = any_non_violating || c.pdb_violations == 0;
-      candidates.push_back(std::move(c));
-      if (candidates.size() >= wanted && any_non_violating) break;
+      if (found >= wanted && any_non_violating) break;
     }
-    const auto chosen = core::pick_one_node(candidates, q.running);
+    const auto chosen = core::pick_one_node(std::span(candidates.data(), found), q.running);
     if (!chosen) return false;
     const core::NodeVictims& c = candidates[*chosen];
     for (uint32_t v : c.victims) evict(slot_pod_[v], id, c.node);
@@ -402,6 +406,8 @@ class Run {
       rp.budgets.push_back(protected_budget_);
     rp.allocation = running_.at(id).allocation;
     rp.host = workload_[id].request.host;
+    // Offered on many nodes' verdicts while it runs: its charges once.
+    rp.charges = core::effective_charges(rp.allocation, cluster_.node(node).devices);
     return rp;
   }
 
@@ -931,6 +937,7 @@ class Run {
   std::vector<double> expected_end_;  // its planned departure (kForever: none)
   std::vector<uint32_t> requeued_;    // preempted, to arrive again
   std::unique_ptr<core::VictimSelector> selector_;
+  std::vector<core::NodeVictims> candidates_;  // preempt's, kept for their room
   core::FitRule rule_ = core::FitRule::Devices;
   core::PreemptionQuestion question_;
   std::vector<uint32_t> on_node_;  // one node's offer (pods)

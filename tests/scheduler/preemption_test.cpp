@@ -64,7 +64,7 @@ struct Fixture {
            std::vector<uint32_t> budgets = {}) {
     cluster.charge(node, allocation, {});
     question.running.push_back(
-        RunningPod{id, node, priority, start, std::move(allocation), {}, std::move(budgets)});
+        RunningPod{id, node, priority, start, std::move(allocation), {}, std::move(budgets), {}});
   }
   PreemptionPlan plan(FitRule rule = FitRule::Devices) {
     return plan_preemption(cluster, question, *policy, {}, rule);
@@ -222,7 +222,7 @@ TEST_CASE("pickOneNodeForPreemption's order, step by step", "[preemption]") {
   // Victims listed most important first, as select() returns them.
   std::vector<RunningPod> pods;
   auto pod = [&](int32_t priority, double start) {
-    pods.push_back(RunningPod{"p" + std::to_string(pods.size()), 0, priority, start, {}, {}, {}});
+    pods.push_back(RunningPod{"p" + std::to_string(pods.size()), 0, priority, start, {}, {}, {}, {}});
     return static_cast<uint32_t>(pods.size() - 1);
   };
   auto node = [](size_t id, std::vector<uint32_t> victims, int64_t violations = 0) {
@@ -314,7 +314,7 @@ TEST_CASE("a node where no eviction makes room is no candidate", "[preemption]")
 TEST_CASE("preemption refuses pods the cluster never charged", "[preemption]") {
   Fixture f;
   f.cluster.add_node(node_with_cards("n0", 1));
-  f.question.running.push_back(RunningPod{"ghost", 0, 1, 0, on_card(0, 4000), {}, {}});
+  f.question.running.push_back(RunningPod{"ghost", 0, 1, 0, on_card(0, 4000), {}, {}, {}});
   f.question.pod = asking(1, 8000);
   f.question.priority = 5;
   CHECK_THROWS_AS(f.plan(), std::invalid_argument);
