@@ -313,6 +313,9 @@ class Run {
     if (!selector_) {
       rule_ = options_.preemption == Preemption::Kube ? core::FitRule::SlotCount : core::FitRule::Devices;
       selector_ = std::make_unique<core::VictimSelector>(cluster_, *policy_, rule_);
+      facts_.reserve(workload_.size());
+      for (uint32_t i = 0; i < workload_.size(); ++i)
+        facts_.push_back({workload_[i].priority.value, guarded(i)});
     }
     core::PreemptionQuestion& q = question_;
     q.pod = pod.request;
@@ -335,39 +338,47 @@ class Run {
     // is unchanged (its version): on a full fleet most refused pods share a
     // few shapes and a preemption changes a few nodes, so most verdicts are
     // reused. Victims are kept by pod.
-    std::vector<CachedVerdict>& verdicts =
+    Verdicts& verdicts =
         verdicts_[(static_cast<uint64_t>(shape_of(id)) << 32) | static_cast<uint32_t>(q.priority)];
-    if (verdicts.empty()) verdicts.resize(n);
+    if (verdicts.nodes.empty()) verdicts.nodes.resize(n);
     for (size_t k = 0; k < n; ++k) {
       const size_t node = (offset + k) % n;
-      CachedVerdict& cached = verdicts[node];
+      CachedVerdict& cached = verdicts.nodes[node];
       // A node whose candidates a budget guards is asked each time: the
       // budgets' allowance moves with pods anywhere.
       if (cached.version != cluster_.version(node) || cached.guarded) {
         cached.version = cluster_.version(node);
-        cached.victims.clear();
         cached.guarded = false;
         on_node_.clear();
         for (uint32_t rid : running_on_node_[node]) {
-          if (workload_[rid].priority.value >= q.priority) continue;
-          cached.guarded = cached.guarded || guarded(rid);
+          if (facts_[rid].priority >= q.priority) continue;
+          cached.guarded = cached.guarded || facts_[rid].guarded;
           on_node_.push_back(offer(rid, node));
         }
         cached.candidate = false;
         if (!on_node_.empty()) {
           const core::NodeVerdict v = selector_->select(q, node, on_node_);
           cached.candidate = v.outcome == core::NodeOutcome::Victims;
-          cached.pdb_violations = v.victims.pdb_violations;
-          for (uint32_t slot : v.victims.victims) cached.victims.push_back(slot_pod_[slot]);
+          if (cached.candidate) {
+            if (cached.victims == kNoVictims) {
+              cached.victims = static_cast<uint32_t>(verdicts.victims.size());
+              verdicts.victims.emplace_back();
+            }
+            CachedVictims& kept = verdicts.victims[cached.victims];
+            kept.pdb_violations = v.victims.pdb_violations;
+            kept.pods.clear();
+            for (uint32_t slot : v.victims.victims) kept.pods.push_back(slot_pod_[slot]);
+          }
         }
       }
       if (!cached.candidate) continue;
+      const CachedVictims& kept = verdicts.victims[cached.victims];
       if (found == candidates.size()) candidates.emplace_back();
       core::NodeVictims& c = candidates[found++];
       c.node = node;
-      c.pdb_violations = cached.pdb_violations;
+      c.pdb_violations = kept.pdb_violations;
       c.victims.clear();
-      for (uint32_t rid : cached.victims) c.victims.push_back(slot_of_[rid]);
+      for (uint32_t rid : kept.pods) c.victims.push_back(slot_of_[rid]);
       any_non_violating = any_non_violating || c.pdb_violations == 0;
       if (found >= wanted && any_non_violating) break;
     }
@@ -938,6 +949,13 @@ class Run {
   std::vector<uint32_t> requeued_;    // preempted, to arrive again
   std::unique_ptr<core::VictimSelector> selector_;
   std::vector<core::NodeVictims> candidates_;  // preempt's, kept for their room
+  // Per pod, what preempt's walk over the nodes reads of each pod running
+  // there: small and together, where a PodSpec is hundreds of bytes.
+  struct PreemptFacts {
+    int32_t priority = 0;
+    bool guarded = false;  // guarded(pod)
+  };
+  std::vector<PreemptFacts> facts_;
   core::FitRule rule_ = core::FitRule::Devices;
   core::PreemptionQuestion question_;
   std::vector<uint32_t> on_node_;  // one node's offer (pods)
@@ -946,15 +964,24 @@ class Run {
   std::vector<uint32_t> slot_of_, slot_pod_, free_slots_;
   std::mt19937_64 preemption_rng_;
   // One node's preemption verdict for a (request shape, priority), valid
-  // at the node's version (UINT64_MAX: not known).
+  // at the node's version (UINT64_MAX: not known). Every preemption reads
+  // one per node, so it is small; a candidate's victims are kept apart.
+  static constexpr uint32_t kNoVictims = UINT32_MAX;
   struct CachedVerdict {
     uint64_t version = UINT64_MAX;
+    uint32_t victims = kNoVictims;  // index into Verdicts::victims, kept once the node was a candidate
     bool candidate = false;
     bool guarded = false;  // a budget guards one of its candidates: not kept
-    int64_t pdb_violations = 0;
-    std::vector<uint32_t> victims;  // pods, most important first
   };
-  std::unordered_map<uint64_t, std::vector<CachedVerdict>> verdicts_;
+  struct CachedVictims {
+    int64_t pdb_violations = 0;
+    std::vector<uint32_t> pods;  // most important first
+  };
+  struct Verdicts {
+    std::vector<CachedVerdict> nodes;    // by node
+    std::vector<CachedVictims> victims;  // the nodes' that were candidates
+  };
+  std::unordered_map<uint64_t, Verdicts> verdicts_;
   std::map<std::string, std::vector<double>> waits_by_class_;
   size_t preemptions_ = 0;
   double gpu_seconds_lost_ = 0;
