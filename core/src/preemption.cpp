@@ -191,15 +191,42 @@ NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t no
   return verdict;
 }
 
-std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::span<const RunningPod> running) {
+VictimsScore score_victims(const NodeVictims& node, std::span<const RunningPod> running) {
+  VictimsScore score;
+  score.pdb_violations = node.pdb_violations;
+  const RunningPod& first = running[node.victims.front()];
+  score.top_priority = first.priority;
+  // Shifted by 2^31 so every term is positive: a few negative-priority
+  // victims never beat fewer of the same priority.
+  for (const uint32_t v : node.victims)
+    score.shifted_sum += static_cast<int64_t>(running[v].priority) + (int64_t{1} << 31);
+  score.count = static_cast<int32_t>(node.victims.size());
+  // GetEarliestPodStartTime: the earliest start among the highest-priority
+  // victims. Nanoseconds, as Go compares.
+  int32_t top = first.priority;
+  double earliest = first.start_time;
+  for (const uint32_t v : node.victims) {
+    const RunningPod& p = running[v];
+    if (p.priority > top) {
+      top = p.priority;
+      earliest = p.start_time;
+    } else if (p.priority == top) {
+      earliest = std::min(earliest, p.start_time);
+    }
+  }
+  score.earliest_top_ns = static_cast<int64_t>(earliest * 1e9);
+  return score;
+}
+
+std::optional<size_t> pick_one_node(std::span<const VictimsScore> nodes) {
   if (nodes.empty()) return std::nullopt;
-  std::vector<size_t> left(nodes.size());
+  std::vector<size_t> left(nodes.size()), kept;
   for (size_t i = 0; i < left.size(); ++i) left[i] = i;
   // Each score keeps the nodes scoring highest; the first score that leaves
   // one node decides.
   auto keep_best = [&](auto score) {
     int64_t best = std::numeric_limits<int64_t>::min();
-    std::vector<size_t> kept;
+    kept.clear();
     for (const size_t i : left) {
       const int64_t s = score(nodes[i]);
       if (s > best) {
@@ -208,39 +235,23 @@ std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::spa
       }
       if (s == best) kept.push_back(i);
     }
-    left = std::move(kept);
+    left.swap(kept);
     return left.size() == 1;
   };
-  auto prio = [&](uint32_t v) { return static_cast<int64_t>(running[v].priority); };
-  if (keep_best([](const NodeVictims& n) { return -n.pdb_violations; })) return left[0];
-  if (keep_best([&](const NodeVictims& n) { return -prio(n.victims.front()); })) return left[0];
-  if (keep_best([&](const NodeVictims& n) {
-        int64_t sum = 0;
-        // Shifted by 2^31 so every term is positive: a few negative-priority
-        // victims never beat fewer of the same priority.
-        for (const uint32_t v : n.victims) sum += prio(v) + (int64_t{1} << 31);
-        return -sum;
-      }))
-    return left[0];
-  if (keep_best([](const NodeVictims& n) { return -static_cast<int64_t>(n.victims.size()); })) return left[0];
-  // GetEarliestPodStartTime: the earliest start among the highest-priority
-  // victims; the node where that is latest wins. Nanoseconds, as Go compares.
-  if (keep_best([&](const NodeVictims& n) {
-        int32_t top = running[n.victims.front()].priority;
-        double earliest = running[n.victims.front()].start_time;
-        for (const uint32_t v : n.victims) {
-          const RunningPod& p = running[v];
-          if (p.priority > top) {
-            top = p.priority;
-            earliest = p.start_time;
-          } else if (p.priority == top) {
-            earliest = std::min(earliest, p.start_time);
-          }
-        }
-        return static_cast<int64_t>(earliest * 1e9);
-      }))
-    return left[0];
+  if (keep_best([](const VictimsScore& n) { return -n.pdb_violations; })) return left[0];
+  if (keep_best([](const VictimsScore& n) { return -static_cast<int64_t>(n.top_priority); })) return left[0];
+  if (keep_best([](const VictimsScore& n) { return -n.shifted_sum; })) return left[0];
+  if (keep_best([](const VictimsScore& n) { return -static_cast<int64_t>(n.count); })) return left[0];
+  // The node whose earliest top victim started latest wins.
+  if (keep_best([](const VictimsScore& n) { return n.earliest_top_ns; })) return left[0];
   return left[0];
+}
+
+std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::span<const RunningPod> running) {
+  std::vector<VictimsScore> scores;
+  scores.reserve(nodes.size());
+  for (const NodeVictims& n : nodes) scores.push_back(score_victims(n, running));
+  return pick_one_node(scores);
 }
 
 PreemptionPlan plan_preemption(const Cluster& cluster, const PreemptionQuestion& question, Policy& policy,

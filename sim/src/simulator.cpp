@@ -326,10 +326,10 @@ class Run {
     // pods gone are reused, so q.running grows with the pods running.
     if (slot_of_.size() != workload_.size()) slot_of_.assign(workload_.size(), kNoSlot);
     disruptions_allowed(q.budgets);
-    // The candidates' entries are reused between calls (their victim lists
-    // keep their room); the first `found` are this call's.
-    std::vector<core::NodeVictims>& candidates = candidates_;
-    size_t found = 0;
+    // The candidates as pickOneNodeForPreemption compares them, and where
+    // each one's victims are kept: only the chosen node's are listed.
+    scores_.clear();
+    candidates_.clear();
     const size_t n = cluster_.size();
     const size_t wanted = std::min(n, std::max<size_t>(100, n / 10));
     bool any_non_violating = false;
@@ -341,8 +341,9 @@ class Run {
     Verdicts& verdicts =
         verdicts_[(static_cast<uint64_t>(shape_of(id)) << 32) | static_cast<uint32_t>(q.priority)];
     if (verdicts.nodes.empty()) verdicts.nodes.resize(n);
-    for (size_t k = 0; k < n; ++k) {
-      const size_t node = (offset + k) % n;
+    // The nodes from `offset` round to it again (wrapping by a compare: a
+    // division per node is a good part of this walk's time).
+    for (size_t k = 0, node = offset; k < n; ++k, node = node + 1 == n ? 0 : node + 1) {
       CachedVerdict& cached = verdicts.nodes[node];
       // A node whose candidates a budget guards is asked each time: the
       // budgets' allowance moves with pods anywhere.
@@ -364,28 +365,28 @@ class Run {
               cached.victims = static_cast<uint32_t>(verdicts.victims.size());
               verdicts.victims.emplace_back();
             }
-            CachedVictims& kept = verdicts.victims[cached.victims];
-            kept.pdb_violations = v.victims.pdb_violations;
-            kept.pods.clear();
-            for (uint32_t slot : v.victims.victims) kept.pods.push_back(slot_pod_[slot]);
+            std::vector<uint32_t>& kept = verdicts.victims[cached.victims];
+            kept.clear();
+            for (uint32_t slot : v.victims.victims) kept.push_back(slot_pod_[slot]);
+            // The score reads the victims' priorities and starts, which
+            // hold while they run here, as the verdict does.
+            if (verdicts.scores.empty()) verdicts.scores.resize(n);
+            verdicts.scores[node] = core::score_victims(v.victims, q.running);
           }
         }
       }
       if (!cached.candidate) continue;
-      const CachedVictims& kept = verdicts.victims[cached.victims];
-      if (found == candidates.size()) candidates.emplace_back();
-      core::NodeVictims& c = candidates[found++];
-      c.node = node;
-      c.pdb_violations = kept.pdb_violations;
-      c.victims.clear();
-      for (uint32_t rid : kept.pods) c.victims.push_back(slot_of_[rid]);
-      any_non_violating = any_non_violating || c.pdb_violations == 0;
-      if (found >= wanted && any_non_violating) break;
+      const core::VictimsScore& score = verdicts.scores[node];
+      scores_.push_back(score);
+      candidates_.push_back({node, cached.victims});
+      any_non_violating = any_non_violating || score.pdb_violations == 0;
+      if (scores_.size() >= wanted && any_non_violating) break;
     }
-    const auto chosen = core::pick_one_node(std::span(candidates.data(), found), q.running);
+    const auto chosen = core::pick_one_node(scores_);
     if (!chosen) return false;
-    const core::NodeVictims& c = candidates[*chosen];
-    for (uint32_t v : c.victims) evict(slot_pod_[v], id, c.node);
+    const auto [node, kept] = candidates_[*chosen];
+    evicting_ = verdicts.victims[kept];
+    for (uint32_t victim : evicting_) evict(victim, id, node);
     return try_place(id);
   }
 
@@ -948,7 +949,11 @@ class Run {
   std::vector<double> expected_end_;  // its planned departure (kForever: none)
   std::vector<uint32_t> requeued_;    // preempted, to arrive again
   std::unique_ptr<core::VictimSelector> selector_;
-  std::vector<core::NodeVictims> candidates_;  // preempt's, kept for their room
+  // preempt's candidates (kept for their room): each one's score, and its
+  // node with the index of its victims in the verdict cache.
+  std::vector<core::VictimsScore> scores_;
+  std::vector<std::pair<size_t, uint32_t>> candidates_;
+  std::vector<uint32_t> evicting_;  // the chosen node's victims, most important first
   // Per pod, what preempt's walk over the nodes reads of each pod running
   // there: small and together, where a PodSpec is hundreds of bytes.
   struct PreemptFacts {
@@ -973,13 +978,13 @@ class Run {
     bool candidate = false;
     bool guarded = false;  // a budget guards one of its candidates: not kept
   };
-  struct CachedVictims {
-    int64_t pdb_violations = 0;
-    std::vector<uint32_t> pods;  // most important first
-  };
   struct Verdicts {
-    std::vector<CachedVerdict> nodes;    // by node
-    std::vector<CachedVictims> victims;  // the nodes' that were candidates
+    std::vector<CachedVerdict> nodes;  // by node
+    // By node, read where it is a candidate (the walk meets them in node
+    // order): its victims as pickOneNodeForPreemption compares them, with
+    // the budgets' allowance when the node was asked.
+    std::vector<core::VictimsScore> scores;
+    std::vector<std::vector<uint32_t>> victims;  // the candidates', pods most important first
   };
   std::unordered_map<uint64_t, Verdicts> verdicts_;
   std::map<std::string, std::vector<double>> waits_by_class_;

@@ -158,4 +158,19 @@ PreemptionPlan plan_preemption(const Cluster& cluster, const PreemptionQuestion&
 // listed. Returns the index in `nodes`; nullopt when empty.
 std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::span<const RunningPod> running);
 
+// What pickOneNodeForPreemption compares of one node's victims: a caller
+// that keeps a node's victims between questions (the simulator) keeps
+// this with them and picks without listing every candidate's victims.
+struct VictimsScore {
+  int64_t pdb_violations = 0;
+  int64_t shifted_sum = 0;      // the victims' priorities, each + 2^31
+  int64_t earliest_top_ns = 0;  // GetEarliestPodStartTime: among the highest-priority victims, nanoseconds
+  int32_t top_priority = 0;     // the first (most important) victim's
+  int32_t count = 0;            // victims
+};
+// `node` has at least one victim, most important first.
+VictimsScore score_victims(const NodeVictims& node, std::span<const RunningPod> running);
+// pick_one_node's order over the scores.
+std::optional<size_t> pick_one_node(std::span<const VictimsScore> nodes);
+
 }  // namespace gpuslice::core
