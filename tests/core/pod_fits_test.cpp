@@ -2,6 +2,7 @@
 // reasons or the cards: preemption asks it for every set of victims. Hand
 // cases first (one where counting cards alone would be wrong), then a
 // differential check against the full fit on randomised nodes and pods.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
@@ -92,7 +93,7 @@ TEST_CASE("pod_fits agrees with fit_pod on randomised nodes and pods", "[core][f
   const std::vector<std::string> policies{"binpack", "spread",       "mutex",
                                           "numa",    "binpack,numa", "spread,numa"};
   const std::vector<std::string> types{"NVIDIA-Tesla T4", "NVIDIA A100-SXM4-80GB", "NVIDIA-Tesla V100"};
-  int fits = 0, refused = 0, single_container = 0;
+  int fits = 0, refused = 0, single_container = 0, with_mig = 0;
   for (int round = 0; round < 20000; ++round) {
     Node node;
     node.name = "node";
@@ -104,6 +105,18 @@ TEST_CASE("pod_fits agrees with fit_pod on randomised nodes and pods", "[core][f
       dev.numa = pick(2);
       if (pick(12) == 0) dev.healthy = false;
       if (pick(12) == 0) dev.vendor = "Cambricon";
+      if (pick(8) == 0) {
+        // An A100 in MIG mode (HAMi's a100MigProfiles): instances of 1, 2
+        // or 4 memory slices.
+        dev.mode = "mig";
+        dev.slots = 7;
+        dev.memory_mib = 40960;
+        dev.mig_profiles = {
+            {"1g.5gb", 5120, 14, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}},
+            {"2g.10gb", 10240, 28, 2, {{0, 2}, {2, 2}, {4, 2}}},
+            {"3g.20gb", 20480, 42, 3, {{0, 4}, {4, 4}}},
+        };
+      }
       node.devices.push_back(dev);
     }
     if (pick(10) == 0) node.cordoned_uuids.push_back("uuid-" + std::to_string(pick(cards)));
@@ -117,6 +130,9 @@ TEST_CASE("pod_fits agrees with fit_pod on randomised nodes and pods", "[core][f
       u.memory_mib = u.slots == 0 ? 0 : dev.memory_mib * pick(101) / 100;
       u.cores = u.slots == 0 || dev.cores == 0 ? 0 : pick(dev.cores + 1);
       if (pick(20) == 0) u.closed_by = 1;
+      if (dev.is_mig())
+        for (int slice = 0; slice < 7; ++slice)
+          if (pick(3) == 0) u.mig_slices |= uint64_t{1} << (8 * slice);
     }
     const HostResources host_used{pick(17000), pick(70000)};
 
@@ -156,9 +172,12 @@ TEST_CASE("pod_fits agrees with fit_pod on randomised nodes and pods", "[core][f
     REQUIRE(fast_fit(view, pod, gpu) == expected);
     (expected ? fits : refused) += 1;
     single_container += pod.containers.size() == 1 && !pod.selectors.numa_bind;
+    with_mig +=
+        std::any_of(node.devices.begin(), node.devices.end(), [](const Device& d) { return d.is_mig(); });
   }
   // Not a vacuous check: both answers, mostly on the counting path.
   CHECK(fits > 2000);
   CHECK(refused > 2000);
   CHECK(single_container > 10000);
+  CHECK(with_mig > 5000);
 }
