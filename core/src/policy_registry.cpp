@@ -11,9 +11,6 @@
 namespace gpuslice::core {
 
 void register_research_policies();  // policies/research/register.cpp
-namespace dra {
-void register_dra_policies();  // dialects/dra/policy.cpp (reads HAMi's requests, as the study's do)
-}
 
 namespace {
 std::map<std::string, PolicyFactory, std::less<>>& registry() {
@@ -28,7 +25,6 @@ void ensure_registered() {
     // Each dialect brings its own; the study's read HAMi's requests.
     for (const dialects::DialectUnit* unit : dialects::all()) unit->register_policies();
     register_research_policies();
-    dra::register_dra_policies();
   });
 }
 }  // namespace

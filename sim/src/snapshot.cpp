@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "gpuslice/core/codec/priority_class.hpp"
@@ -15,7 +16,6 @@
 #include "gpuslice/sim/durations.hpp"
 #include "gpuslice/sim/memory_estimate.hpp"
 #include "snapshot_budgets.hpp"
-#include "snapshot_dra.hpp"
 
 namespace gpuslice::sim {
 
@@ -105,9 +105,10 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
   core::Cluster cluster;
   std::vector<core::codec::PodDocument> docs;
   std::vector<core::codec::NodeDocument> nodes;
-  std::vector<core::codec::DeviceDocument> devices;  // Koordinator's: the cards of their nodes
+  // Koordinator's Devices, DRA's resource.k8s.io objects: the cards of their
+  // nodes, and what DRA pods ask and hold.
+  core::dialects::NodeObjects objects;
   std::vector<core::codec::PriorityClassDocument> priority_classes;
-  DraSnapshotReading dra;  // resource.k8s.io objects: a DRA fleet's cards, claims and allocations
   std::vector<core::disruption::BudgetFacts> budgets;
   core::codec::read_kube_objects(
       text, [&](core::codec::KubeObject&& object, const core::codec::ReadContext& context) {
@@ -119,12 +120,8 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
             for (const auto& e : node->header.meta.labels.entries)
               if (e.value.is_text()) nodes.back().labels.emplace(e.key, e.value.text);
         } else if (auto* pod = std::get_if<core::codec::PodObject>(&object)) {
-          const size_t before = docs.size();
           read_pod(*pod, context, defaults, docs, snap);
-          if (docs.size() > before) dra.note_pod(before, *pod, context);
-        } else if (auto* device = std::get_if<core::codec::DeviceObject>(&object))
-          devices.push_back(core::codec::device_document(*device, context));
-        else if (auto* quota = std::get_if<core::codec::ResourceQuotaObject>(&object))
+        } else if (auto* quota = std::get_if<core::codec::ResourceQuotaObject>(&object))
           snap.quotas.push_back(core::codec::namespace_quota(*quota, context, &snap.warnings));
         else if (auto* cls = std::get_if<core::codec::PriorityClassObject>(&object))
           priority_classes.push_back(core::codec::priority_class_document(*cls, context));
@@ -133,13 +130,12 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
                                                       snap.warnings))
             budgets.push_back(std::move(*f));
         } else
-          dra.take(object, context);
+          objects.take(object, context);
       });
   // Pods of a hand-written dump may name a class instead of carrying
   // spec.priority, which the API server would have filled in.
   core::codec::admit_priorities(priority_classes, docs, source, snap.warnings);
-  dra.register_nodes(nodes, source, snap.warnings);
-  core::codec::complete_dialect_nodes(nodes, devices, source, snap.warnings);
+  core::dialects::register_nodes(nodes, objects, source, snap.warnings);
   for (core::codec::NodeDocument& nd : nodes) {
     if (cluster.find(nd.node.name))
       throw InputError(source, nd.line, "metadata.name", fmt::format("duplicate node '{}'", nd.node.name));
@@ -175,10 +171,21 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
     std::string key;
     size_t doc;
   };
-  // DRA pods' requests and holdings are read from their claims first: a
+  // Requests in objects printed after the pods (DRA's claims) first: a
   // bound pod holding devices then reads as placed, a pending one as asking.
-  for (MalformedPod& m : dra.read_claims(cluster, docs, source, snap.warnings))
+  std::vector<bool> left_out(docs.size(), false);  // pending, its request unreadable: a MalformedPod
+  const std::function<void(size_t, std::string, std::string)> leave_out = [&](size_t i, std::string field,
+                                                                              std::string detail) {
+    const auto& doc = docs[i];
+    MalformedPod m{doc.request.ns + "/" + doc.request.name, source, doc.line, std::move(field),
+                   std::move(detail)};
+    snap.warnings.push_back(fmt::format(
+        "{} (pod '{}' left Pending, the rest runs; --strict refuses the dump)", m.message(), m.name));
     snap.malformed.push_back(std::move(m));
+    left_out[i] = true;
+  };
+  core::dialects::RequestCompletion completion{cluster, docs, objects, source, snap.warnings, leave_out};
+  core::dialects::complete_requests(completion);
   // What each pod holds is read first: KAI's groups are among its labels.
   const std::vector<core::PlacedPod> placed =
       core::read_placed_pods(cluster, docs, source, {}, snap.warnings);
@@ -209,13 +216,10 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
       case core::PlacedRole::BoundOnly:
       case core::PlacedRole::Hami:
       case core::PlacedRole::Koordinator:
-      case core::PlacedRole::Kai: {
-        const core::PodAllocation* claimed =
-            p.role == core::PlacedRole::BoundOnly ? dra.held(p.doc) : nullptr;
-        const bool holds = p.holds() || claimed;
-        if (claimed) {
-          // Its devices are its allocated claims' (DraSnapshotReading).
-        } else if (p.role == core::PlacedRole::BoundOnly && gpu) {
+      case core::PlacedRole::Kai:
+      case core::PlacedRole::Dra: {
+        const bool holds = p.holds();
+        if (p.role == core::PlacedRole::BoundOnly && gpu) {
           // Bound with GPU limits but no HAMi grant: another device plugin's
           // pod, or HAMi's annotations stripped. HAMi counts nothing for it.
           snap.warnings.push_back(
@@ -226,8 +230,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         } else if (p.role == core::PlacedRole::BoundOnly) {
           ++snap.skipped[kSkipNoGpu];  // its CPU and memory still count on its node
         }
-        core::Holding held = *core::holding_of(p, doc.request.host);  // bound: it holds at least its host
-        if (claimed) held.allocation = *claimed;
+        const core::Holding held = *core::holding_of(p, doc.request.host);  // bound: at least its host
         const core::PodAllocation& allocation = held.allocation;
         if (std::string over = over_capacity(cluster, held.node, allocation, held.host); !over.empty()) {
           snap.warnings.push_back(fmt::format("{}:{}: pod '{}' on node '{}' is not counted: {}", source,
@@ -248,7 +251,7 @@ ClusterSnapshot read_snapshot(const core::codec::KubeText& text, std::optional<d
         continue;
       }
       case core::PlacedRole::Unplaced:
-        if (dra.left_out(p.doc)) continue;  // its claims could not be read: a MalformedPod
+        if (left_out[p.doc]) continue;  // its request could not be read: a MalformedPod
         if (!gpu) {
           ++snap.skipped[kSkipNoGpu];
           continue;

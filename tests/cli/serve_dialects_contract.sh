@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# gpuslice serve and the dialects: a KAI or Koordinator cluster, or a KAI or
-# Koordinator policy, is refused before serving (exit 2, naming what serve
+# gpuslice serve and the dialects: a KAI, Koordinator or DRA cluster, or a KAI,
+# Koordinator or DRA policy, is refused before serving (exit 2, naming what serve
 # cannot read or write); it never starts to answer "node unregistered".
 set -u
 BIN="$1"; SRC="$2"; SNAP="$SRC/examples/snapshot"; DATA="$SRC/tests/cli/data"
@@ -19,6 +19,13 @@ expect koordinator-snapshot-hami-policy 2 "koordinator-cluster.yaml.*no GPU node
 # A HAMi cluster with KAI's policy would bind with HAMi's annotations: refused too.
 expect hami-snapshot-kai-policy 2 "kai-spread is kai's policy, which serve cannot serve" -- \
   timeout 10 "$BIN" serve --snapshot "$DATA/kubectl-cluster.yaml" --policy kai-spread "${LISTEN[@]}"
+# A DRA cluster: kube-scheduler's DynamicResources allocates its claims, no
+# extender binds them; refused under dra and under HAMi's policies alike.
+DRA="$SRC/examples/dra/hami-dra-cluster.yaml"
+expect dra-snapshot-dra-policy 2 "--policy.*dra is Kubernetes' DRA allocation, which serve cannot serve" -- \
+  timeout 10 "$BIN" serve --snapshot "$DRA" --policy dra "${LISTEN[@]}"
+expect dra-snapshot-hami-policy 2 "hami-dra-cluster.yaml.*no GPU node serve can read: 2 nodes through HAMi-DRA's ResourceSlices" -- \
+  timeout 10 "$BIN" serve --snapshot "$DRA" "${LISTEN[@]}"
 # A live cluster: the policy is refused before any connection is tried.
 expect live-koordinator-policy 2 "koordinator-most is koordinator's policy" -- \
   timeout 10 "$BIN" serve --kubeconfig "$DATA/no-such-kubeconfig" --policy koordinator-most "${LISTEN[@]}"

@@ -3,16 +3,21 @@
 // place, serve and the simulator's snapshots).
 #include <catch2/catch.hpp>
 
+#include "gpuslice/core/codec/text_file.hpp"
 #include "gpuslice/core/dialects/dialect.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/core/policy.hpp"
 
 using namespace gpuslice::core;
 
-TEST_CASE("the registry lists HAMi, Koordinator and KAI in the order readers ask them", "[dialect]") {
+// DRA joined as the fourth unit (issue 38), last: its cards are only for
+// nodes no other registration gave any.
+TEST_CASE("the registry lists HAMi, Koordinator, KAI and DRA in the order readers ask them", "[dialect]") {
   std::vector<std::string_view> names;
   for (const dialects::DialectUnit* u : dialects::all()) names.push_back(u->name());
-  CHECK(names == std::vector<std::string_view>{"hami", "koordinator", "kai"});
+  CHECK(names == std::vector<std::string_view>{"hami", "koordinator", "kai", "dra"});
+  CHECK(dialects::unit(Dialect::Dra).name() == "dra");
+  CHECK(dialect_name(Dialect::Dra) == "dra");
   CHECK(dialects::unit(Dialect::Kai).name() == "kai");
   CHECK(dialects::unit(Dialect::Koordinator).id() == Dialect::Koordinator);
   REQUIRE(dialects::find("hami") != nullptr);
@@ -54,7 +59,7 @@ TEST_CASE("what a placed pod holds: its grants with its host, its host alone, or
   PlacedPod p;
   p.node = 3;
   p.allocation = grants;
-  for (PlacedRole role : {PlacedRole::Hami, PlacedRole::Koordinator, PlacedRole::Kai}) {
+  for (PlacedRole role : {PlacedRole::Hami, PlacedRole::Koordinator, PlacedRole::Kai, PlacedRole::Dra}) {
     p.role = role;
     const auto h = holding_of(p, host);
     REQUIRE(h);
@@ -76,5 +81,28 @@ TEST_CASE("what a placed pod holds: its grants with its host, its host alone, or
        {PlacedRole::Terminated, PlacedRole::Unplaced, PlacedRole::UnknownNode, PlacedRole::SameUid}) {
     p.role = role;
     CHECK_FALSE(holding_of(p, host));
+  }
+}
+
+// `dra` places HAMi's requests and writes HAMi's annotations under `place`
+// (its dialect() is HAMi's); the DRA unit brings it and reads the fleet.
+TEST_CASE("the DRA unit brings the dra policy, whose dialect stays HAMi's", "[dialect][dra]") {
+  CHECK(make_policy("dra")->dialect() == Dialect::Hami);
+  const dialects::DialectUnit& dra = dialects::unit(Dialect::Dra);
+  CHECK(dra.registers_by() == "HAMi-DRA's ResourceSlices");
+  CHECK_FALSE(dra.counts_slots());  // a shared device takes any number of claims
+  CHECK_FALSE(dra.hami_quotas());
+  CHECK_FALSE(dra.serve_problem().empty());
+}
+
+// place reads no claim, so a DRA pod's devices would count as free there:
+// its nodes take no cards from the slices (the snapshot reader gives them).
+TEST_CASE("place's node reading leaves DRA's ResourceSlices out", "[dialect][dra]") {
+  const std::string path = std::string(GPUSLICE_TEST_DATA) + "/../../../examples/dra/hami-dra-cluster.yaml";
+  const auto nodes = codec::parse_nodes(codec::read_text_file(path), path);
+  REQUIRE(nodes.size() == 2);
+  for (const auto& n : nodes) {
+    CHECK(n.node.devices.empty());
+    CHECK(n.node.cards_from == Dialect::Hami);
   }
 }

@@ -449,3 +449,33 @@ TEST_CASE("a big dump read from its file (mapped and released as read) decodes a
     std::filesystem::remove(path);
   }
 }
+
+// JSON strings are scanned eight bytes at a time: escapes, quotes, UTF-8 and
+// control characters on either side of an eight-byte boundary read as one
+// byte at a time would.
+TEST_CASE("JSON strings read alike whatever their length and where an escape falls", "[codec][kube_reader]") {
+  const std::string json =
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n","annotations":{)"
+      R"("at8":"abcdefgh\"ij","len16":"0123456789abcdef","len8":"01234567","at7":"1234567\n",)"
+      R"("u":"\u00e9tant long enough","utf8":"Gr\u00fc\u00dfe aus M)"
+      "\xc3\xbc"
+      R"(nchen, GPU-0","long-key-name\u0041":"v","":"empty key"}}})";
+  const KubeObjects j = read(json);
+  REQUIRE(j.nodes.size() == 1);
+  const StringMap& a = j.nodes[0].header.meta.annotations;
+  CHECK(value_of(a, "at8") == "abcdefgh\"ij");
+  CHECK(value_of(a, "len16") == "0123456789abcdef");
+  CHECK(value_of(a, "len8") == "01234567");
+  CHECK(value_of(a, "at7") == "1234567\n");
+  CHECK(value_of(a, "u") == "\xc3\xa9tant long enough");
+  CHECK(value_of(a, "utf8") ==
+        "Gr\xc3\xbc\xc3\x9f"
+        "e aus M\xc3\xbcnchen, GPU-0");
+  CHECK(value_of(a, "long-key-nameA") == "v");
+  CHECK(value_of(a, "") == "empty key");
+
+  const std::string head = R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")";
+  CHECK_THAT(refusal(head + "0123456789a\tb\"}}"), Catch::Contains("must be escaped"));
+  CHECK_THAT(refusal(head + "012345678\\qx\"}}"), Catch::Contains("unknown escape"));
+  CHECK_THAT(refusal(head + "0123456789\\u12g4\"}}"), Catch::Contains("four hex digits"));
+}

@@ -64,6 +64,19 @@ TEST_CASE("a Koordinator snapshot's two GPU nodes register through Devices: serv
              Contains("no GPU node serve can read: 2 nodes through Koordinator's Device objects"));
 }
 
+// HAMi-DRA's ResourceSlices give node-a two cards and node-b one (the DRA
+// unit registers them); serve reads no slice and no claim, so it refuses.
+TEST_CASE("a DRA snapshot's two GPU nodes register through ResourceSlices: serve refuses it",
+          "[serve][dialect][dra]") {
+  const std::string dump = std::string(GPUSLICE_SOURCE_DIR) + "/examples/dra/hami-dra-cluster.yaml";
+  const serve::SnapshotFeed feed(dump);
+  REQUIRE(feed.gpu_nodes() == serve::NodesByDialect{{core::Dialect::Dra, 2}});
+  const std::string why = refusal("hami", &feed.gpu_nodes(), "hami-dra-cluster.yaml");
+  CHECK_THAT(why, Contains("hami-dra-cluster.yaml"));
+  CHECK_THAT(why, Contains("no GPU node serve can read: 2 nodes through HAMi-DRA's ResourceSlices"));
+  CHECK_THAT(why, Contains("DynamicResources plugin allocates ResourceClaims"));
+}
+
 TEST_CASE("a HAMi snapshot is served without a word", "[serve][dialect]") {
   const serve::SnapshotFeed feed(std::string(GPUSLICE_SOURCE_DIR) + "/tests/cli/data/kubectl-cluster.yaml");
   REQUIRE(feed.gpu_nodes().size() == 1);

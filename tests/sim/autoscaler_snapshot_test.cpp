@@ -201,6 +201,22 @@ std::string dump_with_budget(const std::string& name, const std::string& budget)
   return groups_file(name, text);
 }
 
+// The example's run with the dump of dump_with_budget.
+RunResult run_with(const std::string& name, const std::string& budget) {
+  SnapshotRunSpec spec;
+  spec.snapshot = dump_with_budget(name, budget);
+  spec.node_groups = path("examples/autoscale/node-groups.yaml");
+  return run(snapshot_scenario(spec));
+}
+
+// A policy/v1 budget over app: debug in web; its minAvailable or maxUnavailable line follows.
+const std::string pdb_head = R"(- apiVersion: policy/v1
+  kind: PodDisruptionBudget
+  metadata: {name: debug-pdb, namespace: web}
+  spec:
+    selector: {matchLabels: {app: debug}}
+)";
+
 double removed_at(const RunResult& r, size_t size_before, size_t size_after) {
   const auto& sizes = r.summary["node_groups"][0]["sizes"];
   for (size_t i = 1; i < sizes["nodes"].size(); ++i)
@@ -219,19 +235,6 @@ TEST_CASE("autoscaler snapshot: a dump's PodDisruptionBudget keeps a node CA wou
   // disruptions (1 healthy - 1): CA's CanRemovePods refuses, t4-c stays
   // and the pod is never evicted. maxUnavailable 1 allows 1: drained as
   // without a budget.
-  const std::string groups = path("examples/autoscale/node-groups.yaml");
-  auto run_with = [&](const std::string& name, const std::string& budget) {
-    SnapshotRunSpec spec;
-    spec.snapshot = dump_with_budget(name, budget);
-    spec.node_groups = groups;
-    return run(snapshot_scenario(spec));
-  };
-  const std::string pdb_head = R"(- apiVersion: policy/v1
-  kind: PodDisruptionBudget
-  metadata: {name: debug-pdb, namespace: web}
-  spec:
-    selector: {matchLabels: {app: debug}}
-)";
   const RunResult none = run_with("no-budget.yaml", "");
   CHECK(removed_at(none, 4, 3) == 600);
   CHECK(pod(none, "web/debug-shell").node != "t4-c");
@@ -243,4 +246,51 @@ TEST_CASE("autoscaler snapshot: a dump's PodDisruptionBudget keeps a node CA wou
 
   const RunResult allowed = run_with("max-unavailable.yaml", pdb_head + "    maxUnavailable: 1\n");
   CHECK(removed_at(allowed, 4, 3) == 600);
+}
+
+TEST_CASE("autoscaler snapshot: a budget allowing one disruption over two pods of a node drains it",
+          "[sim][autoscaler][pdb]") {
+  // CA's CanRemovePods (basic_pdb_tracker.go) refuses a node only when a
+  // budget matching one of its pods has disruptionsAllowed < 1; a budget
+  // allowing fewer disruptions than it matches pods there only makes the
+  // drain sequential (inParallel = false). A second app: debug pod of
+  // 1000 MiB joins debug-shell on t4-c (5000 of 15360 MiB: 33 %, still
+  // under the 0.5 threshold; both fit t4-a's 5360 MiB free). maxUnavailable
+  // 1 over the two allows 1: t4-c is drained at 600 s as without a budget.
+  // minAvailable 2 allows 0 (2 healthy - 2): t4-c stays.
+  const std::string second_pod = R"(- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: debug-shell-2
+    namespace: web
+    creationTimestamp: '2026-11-28T08:00:00Z'
+    labels: {app: debug}
+    ownerReferences:
+    - {apiVersion: apps/v1, controller: true, kind: ReplicaSet, name: debug-rs, uid: debug-rs-uid}
+    annotations:
+      hami.io/bind-phase: success
+      hami.io/vgpu-devices-allocated: GPU-t4-c-0,NVIDIA,1000,0:;
+      hami.io/vgpu-devices-to-allocate: ;
+      hami.io/vgpu-node: t4-c
+  spec:
+    nodeName: t4-c
+    containers:
+    - name: main
+      resources:
+        limits:
+          nvidia.com/gpu: '1'
+          nvidia.com/gpumem: '1000'
+  status:
+    phase: Running
+)";
+  const RunResult sequential =
+      run_with("two-max-unavailable.yaml", second_pod + pdb_head + "    maxUnavailable: 1\n");
+  CHECK(removed_at(sequential, 4, 3) == 600);
+  CHECK(pod(sequential, "web/debug-shell").node != "t4-c");
+  CHECK(pod(sequential, "web/debug-shell-2").node != "t4-c");
+
+  const RunResult kept = run_with("two-min-available.yaml", second_pod + pdb_head + "    minAvailable: 2\n");
+  CHECK(removed_at(kept, 4, 3) != 600);
+  CHECK(pod(kept, "web/debug-shell").node == "t4-c");
+  CHECK(pod(kept, "web/debug-shell-2").node == "t4-c");
 }

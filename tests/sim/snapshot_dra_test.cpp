@@ -4,7 +4,9 @@
 // under `--policy dra`. Expected values worked by hand in the file's header
 // and docs/dialects.md ("A DRA dump as a fleet").
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "gpuslice/core/errors.hpp"
 #include "gpuslice/sim/scenario.hpp"
@@ -91,4 +93,75 @@ TEST_CASE("DRA snapshot run: other policies record no claim allocation", "[sim][
   o.queue = scenario.queue;
   const RunResult r = simulate(scenario, o);
   for (const auto& p : r.pods) CHECK(p.claim_allocation.empty());
+}
+
+namespace {
+std::string example_text() {
+  std::ifstream in(kExample);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+// DRA is the last dialect unit (core/src/dialects/registry.cpp): a node that
+// another registration gave cards keeps them, and its slices are not read.
+TEST_CASE("DRA snapshot: a node with a Koordinator Device keeps the Device's cards", "[sim][snapshot][dra]") {
+  const std::string text = example_text() + R"(- apiVersion: scheduling.koordinator.sh/v1alpha1
+  kind: Device
+  metadata:
+    name: node-b
+  spec:
+    devices:
+    - type: gpu
+      id: GPU-k0
+      minor: 0
+      health: true
+      resources: {koordinator.sh/gpu-core: "100", koordinator.sh/gpu-memory: 16Gi, koordinator.sh/gpu-memory-ratio: "100"}
+)";
+  const ClusterSnapshot s = parse_snapshot(text, "mixed.yaml");
+  REQUIRE(s.nodes.size() == 2);
+  CHECK(s.nodes[0].cards_from == core::Dialect::Dra);
+  REQUIRE(s.nodes[0].devices.size() == 2);
+  CHECK(s.nodes[0].devices[0].uuid == kDriver + "/node-a/hami-gpu-0");
+  CHECK(s.nodes[1].cards_from == core::Dialect::Koordinator);
+  REQUIRE(s.nodes[1].devices.size() == 1);
+  CHECK(s.nodes[1].devices[0].uuid == "GPU-k0");
+  CHECK(s.nodes[1].devices[0].memory_mib == 16384);
+}
+
+// spec.resourceClaims is read with the pod (PodDocument::claims): a pending
+// pod whose references break the API's rule is left out, named, as any
+// pending pod whose own fields cannot be read; the rest of the dump runs.
+TEST_CASE("DRA snapshot: a pending pod naming a claim and a template at once is left out",
+          "[sim][snapshot][dra]") {
+  const std::string text = example_text() + R"(- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: both-0
+    namespace: default
+  spec:
+    containers:
+    - name: main
+      resources:
+        claims:
+        - name: gpu
+    resourceClaims:
+    - name: gpu
+      resourceClaimName: half-0-gpu
+      resourceClaimTemplateName: wide
+  status:
+    phase: Pending
+)";
+  const ClusterSnapshot s = parse_snapshot(text, "both.yaml");
+  REQUIRE(s.malformed.size() == 2);
+  std::map<std::string, const MalformedPod*> by_name;
+  for (const auto& m : s.malformed) by_name[m.name] = &m;
+  REQUIRE(by_name.count("default/both-0") == 1);
+  CHECK(by_name.at("default/both-0")->field == "spec.resourceClaims[0]");
+  CHECK(by_name.at("default/both-0")->detail ==
+        "needs exactly one of resourceClaimName and resourceClaimTemplateName");
+  CHECK(by_name.count("default/model-0") == 1);
+  CHECK(s.queue.size() == 3);  // wide-0, half-0, small-0 as before
+  CHECK(s.running_gpu_pods == 1);
 }

@@ -7,6 +7,7 @@
 
 #include <simdjson.h>
 
+#include <bit>
 #include <cstring>
 #include <optional>
 
@@ -110,6 +111,28 @@ struct RawString {
 RawString scan_string(JsonRead& r, const char* start, Position at) {
   const char* p = start;
   bool escaped = false;
+  // Eight bytes at a time up to the first quote, backslash or control
+  // character (the text is padded past its end and every string ends in a
+  // quote, so no word read leaves the buffer). A quote ends the string here;
+  // an escape or a control character goes to the byte loop below, which
+  // checks it and reads on.
+  static_assert(std::endian::native == std::endian::little, "the first special byte is the lowest");
+  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL, kOnes = 0x0101010101010101ULL;
+  const auto zero_bytes = [&](uint64_t x) { return ~(((x & kLow7) + kLow7) | x | kLow7); };
+  for (;;) {
+    uint64_t word;
+    std::memcpy(&word, p, sizeof word);
+    const uint64_t below_space = ~(((word & kLow7) + kOnes * 0x60) | word | kLow7);
+    const uint64_t special =
+        zero_bytes(word ^ (kOnes * '"')) | zero_bytes(word ^ (kOnes * '\\')) | below_space;
+    if (special == 0) {
+      p += sizeof word;
+      continue;
+    }
+    p += std::countr_zero(special) / 8;
+    if (*p == '"') return {std::string_view(start, static_cast<size_t>(p - start)), false};
+    break;
+  }
   for (;; ++p) {
     const auto c = static_cast<unsigned char>(*p);
     if (c == '"') break;

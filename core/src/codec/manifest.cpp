@@ -375,6 +375,7 @@ PodDocument parse_pod(const Doc& doc, const PodObject& obj, const RequestDefault
   }
   read_pod_meta(doc, meta, pd.meta);
   read_preemption_fields(doc, obj, pd);
+  if (obj.resource_claims.leaf.given()) pd.claims = dra::pod_claims(obj, doc.ctx);
   constexpr std::string_view kPrefix = "metadata.annotations.";
   for (const Entry& e : meta.annotations.entries) {
     const std::string& key = e.key;
@@ -646,7 +647,10 @@ std::vector<NodeDocument> parse_nodes(std::string_view text, const std::string& 
                     [&](KubeObject&& object, const ReadContext& context) {
                       if (const auto* node = std::get_if<NodeObject>(&object))
                         out.push_back(node_document(*node, context));
-                      else
+                      // DRA's slices give cards only where its claims are
+                      // read too (the snapshot's complete_requests): here a
+                      // DRA pod's devices would count as free.
+                      else if (!std::holds_alternative<ResourceObject>(object))
                         objects.take(object, context);
                     });
   std::vector<std::string> ignored;

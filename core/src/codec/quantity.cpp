@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "gpuslice/core/errors.hpp"
@@ -110,9 +111,53 @@ Exact parse_exact(std::string_view text) {
   return q;
 }
 
+// The common spellings ("80Gi", "40000Mi", "25", "500m"): whole digits and
+// one of the usual suffixes, in int64 arithmetic. Anything else, and any
+// overflow, goes to parse_exact, so results and errors are its own; the
+// value is exact here, so there is nothing to round.
+std::optional<int64_t> simple_quantity_milli(std::string_view text) {
+  size_t i = 0;
+  const bool negative = !text.empty() && text[0] == '-';
+  if (negative) i = 1;
+  const size_t first = i;
+  int64_t digits = 0;
+  for (; i < text.size() && i - first < 18; ++i) {
+    const char c = text[i];
+    if (c < '0' || c > '9') break;
+    digits = digits * 10 + (c - '0');
+  }
+  if (i == first) return std::nullopt;
+  const std::string_view suffix = text.substr(i);
+  int64_t multiplier = 0;  // milli-units per written unit
+  if (suffix.empty())
+    multiplier = 1000;
+  else if (suffix == "m")
+    multiplier = 1;
+  else if (suffix == "k")
+    multiplier = 1000LL * 1000;
+  else if (suffix == "M")
+    multiplier = 1000LL * 1000 * 1000;
+  else if (suffix == "G")
+    multiplier = 1000LL * 1000 * 1000 * 1000;
+  else if (suffix == "Ki")
+    multiplier = 1000LL << 10;
+  else if (suffix == "Mi")
+    multiplier = 1000LL << 20;
+  else if (suffix == "Gi")
+    multiplier = 1000LL << 30;
+  else if (suffix == "Ti")
+    multiplier = 1000LL << 40;
+  else
+    return std::nullopt;  // a fraction, an exponent, 19+ digits, another suffix: the exact path
+  int64_t milli = 0;
+  if (__builtin_mul_overflow(digits, multiplier, &milli)) return std::nullopt;
+  return negative ? -milli : milli;
+}
+
 }  // namespace
 
 int64_t parse_quantity_milli(std::string_view text) {
+  if (const auto simple = simple_quantity_milli(text)) return *simple;
   Exact q = parse_exact(text);
   i128 milli = checked_mul(q.numerator, 1000, text);
   i128 v = (milli + q.denominator - 1) / q.denominator;  // round up, as Quantity does

@@ -1,5 +1,5 @@
-// The objects besides Nodes that give a dump's nodes their cards, and every
-// dialect's registration of its nodes over them.
+// The objects besides Nodes and Pods that give a dump's nodes their cards
+// and complete its pods' requests, and every dialect's use of them.
 #include <fmt/format.h>
 
 #include "gpuslice/core/dialects/dialect.hpp"
@@ -12,7 +12,15 @@ bool NodeObjects::take(const codec::KubeObject& object, const codec::ReadContext
     devices.push_back(codec::device_document(*device, context));
     return true;
   }
+  if (const auto* resource = std::get_if<codec::ResourceObject>(&object)) {
+    dra::add_resource_object(*resource, context, dra);
+    return true;
+  }
   return false;
+}
+
+void complete_requests(RequestCompletion& completion) {
+  for (const DialectUnit* unit : all()) unit->complete_requests(completion);
 }
 
 void register_nodes(std::vector<codec::NodeDocument>& nodes, const NodeObjects& objects,

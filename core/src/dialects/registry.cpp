@@ -1,7 +1,8 @@
 // The dialects, in the order readers ask them: a node registered by an
 // earlier one is not offered to a later one, and a placed pod is read by
 // the first that claims it. Adding a dialect adds its two lines here
-// (gpuslice/core/dialects/dialect.hpp says the rest).
+// (gpuslice/core/dialects/dialect.hpp says the rest). DRA is last: its
+// cards are only for nodes no other registration gave any.
 #include <fmt/format.h>
 
 #include "gpuslice/core/dialects/dialect.hpp"
@@ -11,12 +12,14 @@ namespace gpuslice::core::dialects {
 const DialectUnit& hami_dialect();         // dialects/hami/unit.cpp
 const DialectUnit& koordinator_dialect();  // dialects/koordinator/unit.cpp
 const DialectUnit& kai_dialect();          // dialects/kai/unit.cpp
+const DialectUnit& dra_dialect();          // dialects/dra/unit.cpp
 
 const std::vector<const DialectUnit*>& all() {
   static const std::vector<const DialectUnit*> units{
       &hami_dialect(),
       &koordinator_dialect(),
       &kai_dialect(),
+      &dra_dialect(),
   };
   return units;
 }

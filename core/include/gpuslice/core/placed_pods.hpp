@@ -26,6 +26,7 @@ enum class PlacedRole {
   Kai,             // bound on a KAI node: its GPU groups' share, or the whole GPUs it asks
   KaiReservation,  // KAI's reservation pod of a GPU group: holds the group's card for it (its CPU and memory
                    // count)
+  Dra,             // bound, its ResourceClaims allocated (PodDocument::claim_held): their devices count
   UnknownNode,     // hami.io/vgpu-node names a node not in the list: counts nothing (warned)
   SameUid,         // the pod being placed itself (Filter's delPod, by UID)
 };
@@ -33,10 +34,11 @@ enum class PlacedRole {
 struct PlacedPod {
   size_t doc = 0;  // index into the documents read
   PlacedRole role = PlacedRole::Unplaced;
-  size_t node = 0;           // BoundOnly, Hami, Koordinator, Kai, KaiReservation
-  PodAllocation allocation;  // Hami, Koordinator, Kai: grants on cards still there
+  size_t node = 0;           // BoundOnly, Hami, Koordinator, Kai, Dra, KaiReservation
+  PodAllocation allocation;  // Hami, Koordinator, Kai, Dra: grants on cards still there
   bool holds() const {
-    return role == PlacedRole::Hami || role == PlacedRole::Koordinator || role == PlacedRole::Kai;
+    return role == PlacedRole::Hami || role == PlacedRole::Koordinator || role == PlacedRole::Kai ||
+           role == PlacedRole::Dra;
   }
 };
 

@@ -25,8 +25,8 @@ const std::string* string_attribute(const Device& d, std::string_view driver, st
 
 // Whether the allocator reads `dumped` as it reads the device `--policy dra`
 // builds from the card (hami_dra_device): same capacities and request policies.
-bool same_capacity(const Device& dumped, const Device& modelled) {
-  for (const Capacity& m : modelled.capacity) {
+bool same_capacity(const Device& dumped, const std::vector<Capacity>& modelled) {
+  for (const Capacity& m : modelled) {
     const Capacity* c = dumped.capacity_named(m.name.written);
     if (!c || c->value_milli != m.value_milli) return false;
     const RequestPolicy none{};
@@ -39,7 +39,7 @@ bool same_capacity(const Device& dumped, const Device& modelled) {
     if (a.default_milli != b.default_milli || a.valid_values_milli != b.valid_values_milli || !range_same)
       return false;
   }
-  return dumped.capacity.size() == modelled.capacity.size();
+  return dumped.capacity.size() == modelled.size();
 }
 
 // What a capacity request names, as the claim writes it ("memory", or qualified by HAMi-DRA's domain).
@@ -160,7 +160,7 @@ std::vector<core::Device> cards_from_slices(const SliceIndex& slices, const Node
         const Capacity* cores = dev.capacity_named("cores");
         card.cores = cores ? static_cast<int32_t>(cores->value_milli / 1000) : 100;
         card.healthy = true;
-        if (!same_capacity(dev, hami_dra_device(card, card.index)))
+        if (!same_capacity(dev, hami_dra_capacity(card)))
           warnings.push_back(fmt::format(
               "{}:{}: node '{}': device '{}' publishes capacity or request policies other than "
               "HAMi-DRA's (cores 0-100 step 1, memory from 1Mi step 1Mi): allocated with HAMi-DRA's",

@@ -23,17 +23,7 @@ DeviceClass hami_dra_class() {
       ""};
 }
 
-Device hami_dra_device(const core::Device& card, int position) {
-  Device d;
-  d.name = fmt::format("hami-gpu-{}", position);
-  d.allow_multiple_allocations = true;
-  d.attributes.push_back(Attribute{qualify("type", kHamiDraDriver), text("hami-gpu")});
-  d.attributes.push_back(Attribute{qualify("uuid", kHamiDraDriver), text(card.uuid)});
-  d.attributes.push_back(Attribute{qualify("productName", kHamiDraDriver), text(card.type)});
-  AttributeValue index;
-  index.kind = AttributeValue::Kind::Int;
-  index.int_value = position;
-  d.attributes.push_back(Attribute{qualify("index", kHamiDraDriver), index});
+std::vector<Capacity> hami_dra_capacity(const core::Device& card) {
   const int64_t memory_milli = card.memory_mib * kMiBytes * 1000;
   RequestPolicy memory_policy;
   memory_policy.default_milli = memory_milli;
@@ -41,8 +31,26 @@ Device hami_dra_device(const core::Device& card, int position) {
   RequestPolicy cores_policy;
   cores_policy.default_milli = int64_t(card.cores) * 1000;
   cores_policy.valid_range = CapacityRange{0, int64_t(card.cores) * 1000, 1000};
-  d.capacity.push_back(Capacity{qualify("cores", kHamiDraDriver), int64_t(card.cores) * 1000, cores_policy});
-  d.capacity.push_back(Capacity{qualify("memory", kHamiDraDriver), memory_milli, memory_policy});
+  std::vector<Capacity> capacity;
+  capacity.reserve(2);
+  capacity.push_back(Capacity{qualify("cores", kHamiDraDriver), int64_t(card.cores) * 1000, cores_policy});
+  capacity.push_back(Capacity{qualify("memory", kHamiDraDriver), memory_milli, memory_policy});
+  return capacity;
+}
+
+Device hami_dra_device(const core::Device& card, int position) {
+  Device d;
+  d.name = "hami-gpu-" + std::to_string(position);
+  d.allow_multiple_allocations = true;
+  d.attributes.reserve(4);
+  d.attributes.push_back(Attribute{qualify("type", kHamiDraDriver), text("hami-gpu")});
+  d.attributes.push_back(Attribute{qualify("uuid", kHamiDraDriver), text(card.uuid)});
+  d.attributes.push_back(Attribute{qualify("productName", kHamiDraDriver), text(card.type)});
+  AttributeValue index;
+  index.kind = AttributeValue::Kind::Int;
+  index.int_value = position;
+  d.attributes.push_back(Attribute{qualify("index", kHamiDraDriver), index});
+  d.capacity = hami_dra_capacity(card);
   return d;
 }
 

@@ -13,6 +13,7 @@
 #include "gpuslice/core/codec/kube_objects.hpp"
 #include "gpuslice/core/codec/object_facts.hpp"
 #include "gpuslice/core/dialect.hpp"
+#include "gpuslice/core/dialects/dra/objects.hpp"
 #include "gpuslice/core/dialects/koordinator/codec.hpp"
 #include "gpuslice/core/model.hpp"
 #include "gpuslice/core/request.hpp"
@@ -83,6 +84,13 @@ struct PodDocument {
   std::string koordinator_allocated;  // scheduling.koordinator.sh/device-allocated
   int koordinator_allocated_line = 0;
   std::string kai_reserved_gpu;  // run.ai/reserve_for_gpu_index (KAI's reservation pods)
+  // DRA: spec.resourceClaims with status.resourceClaimStatuses' generated
+  // names. What the claims ask and hold is in objects printed after the
+  // pods: the DRA unit's complete_requests reads them once the whole dump
+  // is read, and sets claim_held on a bound pod whose allocated claims it
+  // could read (what read_placed_pods then counts, PlacedRole::Dra).
+  std::vector<dra::PodClaimRef> claims;
+  std::optional<PodAllocation> claim_held;
   // HAMi drops Succeeded and Failed pods (k8sutil.IsPodInTerminatedState):
   // what they held is free again.
   bool terminated() const { return phase == "Succeeded" || phase == "Failed"; }

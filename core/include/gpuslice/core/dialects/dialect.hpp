@@ -1,5 +1,5 @@
 // A dialect is one unit: everything gpuslice knows of one scheduler's GPU
-// sharing (HAMi, Koordinator's DeviceShare, KAI) behind one small interface,
+// sharing (HAMi, Koordinator's DeviceShare, KAI, DRA) behind one small interface,
 // one method per concern, in the manner of kube-scheduler's framework
 // (interface.go): how its nodes register, how its pods ask, how its placed
 // pods hold, how a binding is written, how a request is said in its terms,
@@ -17,10 +17,10 @@
 // Nothing else changes: readers, `place`, the simulator, serve and the
 // policy registry ask the units in registry order.
 //
-// This interface is extended, never renamed: another dialect (DRA) builds
-// on it in parallel.
+// This interface is extended, never renamed.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -33,6 +33,7 @@
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/codec/manifest.hpp"
 #include "gpuslice/core/dialect.hpp"
+#include "gpuslice/core/dialects/dra/read.hpp"
 #include "gpuslice/core/placed_pods.hpp"
 #include "gpuslice/core/request.hpp"
 #include "gpuslice/core/translate.hpp"
@@ -40,10 +41,12 @@
 namespace gpuslice::core::dialects {
 
 // The objects of a dump besides Nodes and Pods that give nodes their cards
-// (Koordinator's Devices). A dialect with objects of its own adds a member
+// (Koordinator's Devices) or say what pods ask and hold (DRA's
+// resource.k8s.io objects). A dialect with objects of its own adds a member
 // and its branch in take() (core/src/dialects/node_objects.cpp).
 struct NodeObjects {
   std::vector<codec::DeviceDocument> devices;
+  dra::DraObjects dra;  // ResourceSlices, DeviceClasses, ResourceClaims and templates
   // Keeps `object` when it is one of these (readers offer every object that
   // is not a Node or Pod); false when it is not. Throws InputError.
   bool take(const codec::KubeObject& object, const codec::ReadContext& context);
@@ -67,6 +70,19 @@ inline bool unregistered(const codec::NodeDocument& n) {
 // Where a pod's request errors point (line and field) when its dialect
 // cannot read it.
 enum class RequestAt { Containers, Annotations };
+
+// The whole dump read, its nodes in `cluster`: for a dialect whose pods ask
+// and hold through objects printed after them (DRA's claims).
+struct RequestCompletion {
+  const Cluster& cluster;
+  std::vector<codec::PodDocument>& docs;
+  const NodeObjects& objects;
+  const std::string& source;
+  std::vector<std::string>& warnings;
+  // A pending pod whose request cannot be read (docs[doc], the field and
+  // why): the reader leaves it out, as a pod whose own fields are bad.
+  const std::function<void(size_t doc, std::string field, std::string detail)>& left_out;
+};
 
 // What the pods already placed on a read make of each other: one reading
 // per dialect and read_placed_pods call (KAI's pods of a node are placed
@@ -111,7 +127,7 @@ class DialectUnit {
   virtual ~DialectUnit() = default;
 
   virtual Dialect id() const = 0;
-  virtual std::string_view name() const = 0;  // "hami", "koordinator", "kai"
+  virtual std::string_view name() const = 0;  // "hami", "koordinator", "kai", "dra"
   // How its nodes are recognised, in words, for messages ("KAI's GPU labels").
   virtual std::string_view registers_by() const = 0;
 
@@ -126,6 +142,10 @@ class DialectUnit {
   virtual bool names_request(const codec::PodObject& pod) const = 0;
   virtual void read_request(const codec::PodFacts& facts, PodRequest& request) const = 0;
   virtual RequestAt request_at() const = 0;
+  // After the whole dump is read (a request in objects printed after the
+  // pods): completes docs' requests, and what a bound pod holds through
+  // them (PodDocument::claim_held). Most dialects read all at read_request.
+  virtual void complete_requests(RequestCompletion& /*completion*/) const {}
 
   // How its placed pods hold (null: it marks none).
   virtual std::unique_ptr<PlacedReading> placed_reading(PlacedContext& context) const = 0;
@@ -162,5 +182,9 @@ const DialectUnit* find(std::string_view name);
 // InputError naming `source`, the line and the field.
 void register_nodes(std::vector<codec::NodeDocument>& nodes, const NodeObjects& objects,
                     const std::string& source, std::vector<std::string>& warnings);
+
+// Every dialect completes the requests it reads from the dump's objects, in
+// registry order (DialectUnit::complete_requests).
+void complete_requests(RequestCompletion& completion);
 
 }  // namespace gpuslice::core::dialects

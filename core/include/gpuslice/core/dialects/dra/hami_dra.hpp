@@ -27,6 +27,8 @@ DeviceClass hami_dra_class();
 // 1Mi steps) and cores (default 100, 0..100 in steps of 1); shared
 // (allowMultipleAllocations).
 Device hami_dra_device(const core::Device& card, int position);
+// Its capacity alone (memory and cores with their request policies).
+std::vector<Capacity> hami_dra_capacity(const core::Device& card);
 
 // The claim HAMi-DRA's webhook writes for one container: one request "gpu"
 // on its class, count = nvidia.com/gpu, capacity.requests memory =
