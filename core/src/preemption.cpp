@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 
 #include "gpuslice/core/gpu_policy.hpp"
@@ -220,31 +219,20 @@ VictimsScore score_victims(const NodeVictims& node, std::span<const RunningPod> 
 
 std::optional<size_t> pick_one_node(std::span<const VictimsScore> nodes) {
   if (nodes.empty()) return std::nullopt;
-  std::vector<size_t> left(nodes.size()), kept;
-  for (size_t i = 0; i < left.size(); ++i) left[i] = i;
-  // Each score keeps the nodes scoring highest; the first score that leaves
-  // one node decides.
-  auto keep_best = [&](auto score) {
-    int64_t best = std::numeric_limits<int64_t>::min();
-    kept.clear();
-    for (const size_t i : left) {
-      const int64_t s = score(nodes[i]);
-      if (s > best) {
-        best = s;
-        kept.clear();
-      }
-      if (s == best) kept.push_back(i);
-    }
-    left.swap(kept);
-    return left.size() == 1;
+  // kube-scheduler keeps the nodes best by each comparison in turn until
+  // one is left, else takes the first: the first node best in this order.
+  auto better = [](const VictimsScore& a, const VictimsScore& b) {
+    if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
+    if (a.top_priority != b.top_priority) return a.top_priority < b.top_priority;
+    if (a.shifted_sum != b.shifted_sum) return a.shifted_sum < b.shifted_sum;
+    if (a.count != b.count) return a.count < b.count;
+    // The node whose earliest top victim started latest.
+    return a.earliest_top_ns > b.earliest_top_ns;
   };
-  if (keep_best([](const VictimsScore& n) { return -n.pdb_violations; })) return left[0];
-  if (keep_best([](const VictimsScore& n) { return -static_cast<int64_t>(n.top_priority); })) return left[0];
-  if (keep_best([](const VictimsScore& n) { return -n.shifted_sum; })) return left[0];
-  if (keep_best([](const VictimsScore& n) { return -static_cast<int64_t>(n.count); })) return left[0];
-  // The node whose earliest top victim started latest wins.
-  if (keep_best([](const VictimsScore& n) { return n.earliest_top_ns; })) return left[0];
-  return left[0];
+  size_t best = 0;
+  for (size_t i = 1; i < nodes.size(); ++i)
+    if (better(nodes[i], nodes[best])) best = i;
+  return best;
 }
 
 std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::span<const RunningPod> running) {

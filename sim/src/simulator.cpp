@@ -227,7 +227,7 @@ class Run {
     }
     if (p.duration != kForever) leave_at(id, p.duration);
     count_in_budgets(id, +1, +1);
-    running_on_node_[*d.node].push_back(id);
+    running_on_node_[*d.node].push_back({id, p.priority.value, guarded(id)});
     ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
   }
@@ -272,7 +272,7 @@ class Run {
     if (!d.events.empty()) event(id, d.events.front());
     if (p.duration != kForever) leave_at(id, engine_.now() + p.duration);
     count_in_budgets(id, 0, +1);
-    running_on_node_[*d.node].push_back(id);
+    running_on_node_[*d.node].push_back({id, p.priority.value, guarded(id)});
     ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
     return true;
@@ -313,9 +313,6 @@ class Run {
     if (!selector_) {
       rule_ = options_.preemption == Preemption::Kube ? core::FitRule::SlotCount : core::FitRule::Devices;
       selector_ = std::make_unique<core::VictimSelector>(cluster_, *policy_, rule_);
-      facts_.reserve(workload_.size());
-      for (uint32_t i = 0; i < workload_.size(); ++i)
-        facts_.push_back({workload_[i].priority.value, guarded(i)});
     }
     core::PreemptionQuestion& q = question_;
     q.pod = pod.request;
@@ -351,10 +348,10 @@ class Run {
         cached.version = cluster_.version(node);
         cached.guarded = false;
         on_node_.clear();
-        for (uint32_t rid : running_on_node_[node]) {
-          if (facts_[rid].priority >= q.priority) continue;
-          cached.guarded = cached.guarded || facts_[rid].guarded;
-          on_node_.push_back(offer(rid, node));
+        for (const OnNode& running : running_on_node_[node]) {
+          if (running.priority >= q.priority) continue;
+          cached.guarded = cached.guarded || running.guarded;
+          on_node_.push_back(offer(running.id, node));
         }
         cached.candidate = false;
         if (!on_node_.empty()) {
@@ -511,7 +508,7 @@ class Run {
       slot_of_[id] = kNoSlot;
     }
     auto& on = running_on_node_[node];
-    on.erase(std::find(on.begin(), on.end(), id));
+    on.erase(std::find_if(on.begin(), on.end(), [&](const OnNode& pod) { return pod.id == id; }));
     auto it = running_by_priority_.find(workload_[id].priority.value);
     if (--it->second == 0) running_by_priority_.erase(it);
   }
@@ -942,8 +939,15 @@ class Run {
   std::vector<int8_t> never_fits_;  // by request shape: -1 unknown, 0 fits, 1 never
   std::unordered_map<uint32_t, Placement> running_;
   // Preemption's view of the running pods: by node, and how many run at
-  // each priority (a pod with nobody below it skips the search).
-  std::vector<std::vector<uint32_t>> running_on_node_;
+  // each priority (a pod with nobody below it skips the search). Each
+  // node's list carries what preempt's walk reads of its pods, so the walk
+  // does not visit their PodSpecs (hundreds of bytes each).
+  struct OnNode {
+    uint32_t id = 0;
+    int32_t priority = 0;
+    bool guarded = false;  // guarded(id)
+  };
+  std::vector<std::vector<OnNode>> running_on_node_;
   std::map<int32_t, size_t> running_by_priority_;
   std::vector<double> queued_at_;     // when each pod (last) joined the queue
   std::vector<double> expected_end_;  // its planned departure (kForever: none)
@@ -954,13 +958,6 @@ class Run {
   std::vector<core::VictimsScore> scores_;
   std::vector<std::pair<size_t, uint32_t>> candidates_;
   std::vector<uint32_t> evicting_;  // the chosen node's victims, most important first
-  // Per pod, what preempt's walk over the nodes reads of each pod running
-  // there: small and together, where a PodSpec is hundreds of bytes.
-  struct PreemptFacts {
-    int32_t priority = 0;
-    bool guarded = false;  // guarded(pod)
-  };
-  std::vector<PreemptFacts> facts_;
   core::FitRule rule_ = core::FitRule::Devices;
   core::PreemptionQuestion question_;
   std::vector<uint32_t> on_node_;  // one node's offer (pods)
@@ -1092,9 +1089,9 @@ class Run {
   // CA's loop, scale-down half, for one node unneeded long enough.
   void scale_down_check(size_t node) {
     std::vector<PodOnNode> pods;
-    for (uint32_t id : running_on_node_[node])
-      pods.push_back({id, &workload_[id].request, &running_.at(id).allocation, workload_[id].controlled,
-                      workload_[id].pdb_protected});
+    for (const OnNode& on : running_on_node_[node])
+      pods.push_back({on.id, &workload_[on.id].request, &running_.at(on.id).allocation,
+                      workload_[on.id].controlled, workload_[on.id].pdb_protected});
     mark_budget_blocked(pods);
     const Autoscaler::Check c = autoscaler_->check_scale_down(node, engine_.now(), pods);
     if (c.verdict == Autoscaler::Verdict::Later && engine_.pending() > loop_events_)
