@@ -358,31 +358,27 @@ class Run {
           const core::NodeVerdict v = selector_->select(q, node, on_node_);
           cached.candidate = v.outcome == core::NodeOutcome::Victims;
           if (cached.candidate) {
-            if (cached.victims == kNoVictims) {
-              cached.victims = static_cast<uint32_t>(verdicts.victims.size());
-              verdicts.victims.emplace_back();
-            }
-            std::vector<uint32_t>& kept = verdicts.victims[cached.victims];
-            kept.clear();
-            for (uint32_t slot : v.victims.victims) kept.push_back(slot_pod_[slot]);
+            if (verdicts.candidates.empty()) verdicts.candidates.resize(n);
+            CachedCandidate& kept = verdicts.candidates[node];
+            kept.pods.clear();
+            for (uint32_t slot : v.victims.victims) kept.pods.push_back(slot_pod_[slot]);
             // The score reads the victims' priorities and starts, which
             // hold while they run here, as the verdict does.
-            if (verdicts.scores.empty()) verdicts.scores.resize(n);
-            verdicts.scores[node] = core::score_victims(v.victims, q.running);
+            kept.score = core::score_victims(v.victims, q.running);
           }
         }
       }
       if (!cached.candidate) continue;
-      const core::VictimsScore& score = verdicts.scores[node];
+      const core::VictimsScore& score = verdicts.candidates[node].score;
       scores_.push_back(score);
-      candidates_.push_back({node, cached.victims});
+      candidates_.push_back(node);
       any_non_violating = any_non_violating || score.pdb_violations == 0;
       if (scores_.size() >= wanted && any_non_violating) break;
     }
     const auto chosen = core::pick_one_node(scores_);
     if (!chosen) return false;
-    const auto [node, kept] = candidates_[*chosen];
-    evicting_ = verdicts.victims[kept];
+    const size_t node = candidates_[*chosen];
+    evicting_ = verdicts.candidates[node].pods;
     for (uint32_t victim : evicting_) evict(victim, id, node);
     return try_place(id);
   }
@@ -953,10 +949,9 @@ class Run {
   std::vector<double> expected_end_;  // its planned departure (kForever: none)
   std::vector<uint32_t> requeued_;    // preempted, to arrive again
   std::unique_ptr<core::VictimSelector> selector_;
-  // preempt's candidates (kept for their room): each one's score, and its
-  // node with the index of its victims in the verdict cache.
+  // preempt's candidates (kept for their room): each one's score and node.
   std::vector<core::VictimsScore> scores_;
-  std::vector<std::pair<size_t, uint32_t>> candidates_;
+  std::vector<size_t> candidates_;
   std::vector<uint32_t> evicting_;  // the chosen node's victims, most important first
   core::FitRule rule_ = core::FitRule::Devices;
   core::PreemptionQuestion question_;
@@ -968,20 +963,21 @@ class Run {
   // One node's preemption verdict for a (request shape, priority), valid
   // at the node's version (UINT64_MAX: not known). Every preemption reads
   // one per node, so it is small; a candidate's victims are kept apart.
-  static constexpr uint32_t kNoVictims = UINT32_MAX;
   struct CachedVerdict {
     uint64_t version = UINT64_MAX;
-    uint32_t victims = kNoVictims;  // index into Verdicts::victims, kept once the node was a candidate
     bool candidate = false;
     bool guarded = false;  // a budget guards one of its candidates: not kept
   };
+  // A candidate's victims, and as pickOneNodeForPreemption compares them
+  // (with the budgets' allowance when the node was asked).
+  struct CachedCandidate {
+    core::VictimsScore score;
+    std::vector<uint32_t> pods;  // most important first
+  };
   struct Verdicts {
     std::vector<CachedVerdict> nodes;  // by node
-    // By node, read where it is a candidate (the walk meets them in node
-    // order): its victims as pickOneNodeForPreemption compares them, with
-    // the budgets' allowance when the node was asked.
-    std::vector<core::VictimsScore> scores;
-    std::vector<std::vector<uint32_t>> victims;  // the candidates', pods most important first
+    // By node, read where it is a candidate: the walk meets them in order.
+    std::vector<CachedCandidate> candidates;
   };
   std::unordered_map<uint64_t, Verdicts> verdicts_;
   std::map<std::string, std::vector<double>> waits_by_class_;
