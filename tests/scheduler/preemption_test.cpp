@@ -397,3 +397,23 @@ TEST_CASE("randomised: every plan fits and no proper subset of its victims does"
   CHECK(plans > 100);
   CHECK(victims_seen > plans);
 }
+
+TEST_CASE("score_victims holds what pickOneNodeForPreemption compares", "[preemption]") {
+  std::vector<RunningPod> pods{RunningPod{"a", 0, 3, 50, {}, {}, {}, {}},
+                               RunningPod{"b", 0, 1, 500, {}, {}, {}, {}},
+                               RunningPod{"c", 0, 3, 40, {}, {}, {}, {}}};
+  // Victims most important first: c (3, started 40), a (3, 50), b (1, 500).
+  const VictimsScore s = score_victims(NodeVictims{0, {2, 0, 1}, 1}, pods);
+  CHECK(s.pdb_violations == 1);
+  CHECK(s.top_priority == 3);
+  CHECK(s.shifted_sum == (3 + (int64_t{1} << 31)) * 2 + 1 + (int64_t{1} << 31));
+  CHECK(s.count == 3);
+  CHECK(s.earliest_top_ns == 40'000'000'000);  // the earliest of the priority-3 victims
+  // Over scores, the first best: fewer violations beat a lower top priority.
+  VictimsScore other = s;
+  other.pdb_violations = 0;
+  other.top_priority = 9;
+  CHECK(pick_one_node(std::vector<VictimsScore>{s, other}) == 1u);
+  CHECK(pick_one_node(std::vector<VictimsScore>{s, s}) == 0u);
+  CHECK_FALSE(pick_one_node(std::span<const VictimsScore>{}));
+}
