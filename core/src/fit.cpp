@@ -271,6 +271,68 @@ FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& 
   return result;
 }
 
+namespace {
+
+// What counting a container's cards can say of fit_container's answer.
+enum class CardCount : uint8_t { Enough, Short, Unsure };
+
+// Counts the cards that pass fit_container's per-card checks (closed,
+// vendor, health, cordon, type, UUID, capacity) at `usage`. Those checks
+// read only the card and its usage, never the picks, and a card that passes
+// is picked once: without NUMA binding or topology, fit_container fits
+// exactly when req.count cards pass, in whatever order it walks them. A
+// MIG-mode card that passes may give one instance or several, as the
+// container's picks there allow: counting cannot say (Unsure), unless the
+// other cards are enough. One that fails its checks gives none.
+CardCount count_cards(const Node& n, std::span<const DeviceUsage> usage, const PodRequest& pod,
+                      const ContainerRequest& req, bool mutex) {
+  const int32_t cores = std::min<int32_t>(req.cores, 100);
+  int found = 0;
+  bool mig = false;
+  for (size_t d = 0; d < n.devices.size(); ++d) {
+    const Device& dev = n.devices[d];
+    // Integer checks first; the string checks only on cards with room.
+    if (capacity_check(dev, usage[d], cores, req.memory_on(dev.memory_mib), mutex) || usage[d].closed_by > 0)
+      continue;
+    if (dev.vendor != req.vendor || pre_numa_check(n, dev, pod.selectors) ||
+        !uuid_allowed(pod.selectors, dev))
+      continue;
+    if (dev.is_mig()) {
+      mig = true;
+      continue;
+    }
+    if (++found == req.count) return CardCount::Enough;
+  }
+  return mig ? CardCount::Unsure : CardCount::Short;
+}
+
+}  // namespace
+
+bool pod_fits(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy, FitScratch& s) {
+  const auto app_device_containers =
+      std::count_if(pod.containers.begin(), pod.containers.end(),
+                    [](const ContainerRequest& c) { return c.wants_devices(); });
+  // Where the walk's order or the picks so far decide a card: the full fit.
+  // Several app containers see each other's picks; NUMA binding restarts
+  // the picks per NUMA node in the walk's order; topology chooses among
+  // the picks.
+  if (app_device_containers > 1 || pod.selectors.numa_bind || gpu_policy.topology)
+    return fit_pod(node, pod, gpu_policy, s).fits;
+  if (host_shortfall(node, pod).any()) return false;
+  // Each init container fits on the node's usage alone, and so does the one
+  // app container (the init containers' cards are not charged to it): one
+  // short of cards refuses the pod.
+  bool unsure = false;
+  for (size_t i = 0; i < pod.container_count(); ++i) {
+    const ContainerRequest& req = pod.container_at(i);
+    if (!req.wants_devices()) continue;
+    const CardCount count = count_cards(*node.node, node.usage, pod, req, gpu_policy.mutex);
+    if (count == CardCount::Short) return false;
+    unsure = unsure || count == CardCount::Unsure;
+  }
+  return !unsure || fit_pod(node, pod, gpu_policy, s).fits;
+}
+
 bool card_admits(const Node& node, size_t d, const PodRequest& pod, const ContainerRequest& request) {
   const Device& dev = node.devices[d];
   return dev.vendor == request.vendor && !pre_numa_check(node, dev, pod.selectors) &&

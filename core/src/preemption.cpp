@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 
 #include "gpuslice/core/gpu_policy.hpp"
@@ -28,12 +27,29 @@ VictimSelector::VictimSelector(const Cluster& cluster, Policy& policy, FitRule r
     : cluster_(cluster), policy_(policy), rule_(rule) {}
 
 void VictimSelector::load(size_t node, const PodRequest& pod) {
-  if (rule_ == FitRule::Devices && !policy_.device_fit())
-    gpu_ = GpuPolicy::parse(policy_.gpu_policy_for(pod));
+  if (rule_ == FitRule::Devices && !policy_.device_fit()) {
+    std::string text = policy_.gpu_policy_for(pod);
+    if (text != gpu_text_) {
+      gpu_ = GpuPolicy::parse(text);
+      gpu_text_ = std::move(text);
+    }
+  }
   node_ = node;
   const auto usage = cluster_.usage(node);
   usage_.assign(usage.begin(), usage.end());
   host_ = cluster_.host_used(node);
+  // The view keeps the node's version: fits read the usage it carries, and
+  // the one cache keyed by version (FGD's fragment) belongs to scoring,
+  // never asked here.
+  view_ = cluster_.view(node);
+  view_.usage = usage_;
+}
+
+std::span<const DeviceCharge> VictimSelector::charges_of(const RunningPod& pod,
+                                                         std::vector<DeviceCharge>& scratch) const {
+  if (!pod.charges.empty()) return pod.charges;
+  scratch = effective_charges(pod.allocation, cluster_.node(node_).devices);
+  return scratch;
 }
 
 // Adds (+1) or takes away (-1) what `pod` holds, as Cluster::charge and
@@ -65,12 +81,9 @@ void VictimSelector::apply(const RunningPod& pod, std::span<const DeviceCharge> 
         node.name));
 }
 
-// The node as it would be with the pods taken away so far. The view keeps
-// the node's version: fits read the usage it carries, and the one cache
-// keyed by version (FGD's fragment) belongs to scoring, never asked here.
-bool VictimSelector::fits_now(const PodRequest& pod, size_t node) {
-  NodeView view = cluster_.view(node);
-  view.usage = usage_;
+// The node as it would be with the pods taken away so far.
+bool VictimSelector::fits_now(const PodRequest& pod) {
+  NodeView& view = view_;
   view.host_used = host_;
   if (rule_ == FitRule::HostOnly) return !host_shortfall(view, pod).any();
   if (rule_ == FitRule::SlotCount) {
@@ -81,16 +94,16 @@ bool VictimSelector::fits_now(const PodRequest& pod, size_t node) {
     return free_slots >= cards_asked(pod);
   }
   if (DeviceFit* dialect = policy_.device_fit()) return dialect->fits(view, pod);
-  return fit_pod(view, pod, gpu_, scratch_).fits;
+  return pod_fits(view, pod, gpu_, scratch_);
 }
 
 bool VictimSelector::fits_without(const PreemptionQuestion& question, size_t node,
                                   std::span<const uint32_t> evicted) {
   load(node, question.pod);
-  const auto& devices = cluster_.node(node).devices;
+  if (computed_.empty()) computed_.resize(1);
   for (const uint32_t i : evicted)
-    apply(question.running.at(i), effective_charges(question.running.at(i).allocation, devices), -1);
-  return fits_now(question.pod, node);
+    apply(question.running.at(i), charges_of(question.running.at(i), computed_[0]), -1);
+  return fits_now(question.pod);
 }
 
 NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t node,
@@ -115,19 +128,24 @@ NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t no
   // Most important first; kube-scheduler's sort is not stable, ours keeps
   // the offered order among equals so answers repeat. (kube-scheduler sorts
   // after the check below; the order does not change that check.)
-  std::stable_sort(order_.begin(), order_.end(),
-                   [&](uint32_t a, uint32_t b) { return more_important(running[a], running[b]); });
+  // An insertion sort: stable, and a node runs a handful of pods.
+  for (size_t k = 1; k < order_.size(); ++k) {
+    const uint32_t moving = order_[k];
+    size_t j = k;
+    for (; j > 0 && more_important(running[moving], running[order_[j - 1]]); --j) order_[j] = order_[j - 1];
+    order_[j] = moving;
+  }
   // Remove them all; no fit then means no eviction here helps. Each pod's
   // charges are worked out once (charges_[k] for order_[k]): it may leave
   // and come back. From here pods are named by their place k in order_.
   load(node, question.pod);
-  const auto& devices = cluster_.node(node).devices;
-  if (charges_.size() < order_.size()) charges_.resize(order_.size());
+  if (computed_.size() < order_.size()) computed_.resize(order_.size());
+  charges_.resize(order_.size());
   for (size_t k = 0; k < order_.size(); ++k) {
-    charges_[k] = effective_charges(running[order_[k]].allocation, devices);
+    charges_[k] = charges_of(running[order_[k]], computed_[k]);
     apply(running[order_[k]], charges_[k], -1);
   }
-  if (!fits_now(question.pod, node)) {
+  if (!fits_now(question.pod)) {
     verdict.outcome = NodeOutcome::NoRoom;
     return verdict;
   }
@@ -153,7 +171,7 @@ NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t no
   victims_.clear();
   auto reprieve = [&](uint32_t k) {
     apply(running[order_[k]], charges_[k], +1);
-    if (fits_now(question.pod, node)) return true;
+    if (fits_now(question.pod)) return true;
     apply(running[order_[k]], charges_[k], -1);
     victims_.push_back(k);
     return false;
@@ -172,56 +190,56 @@ NodeVerdict VictimSelector::select(const PreemptionQuestion& question, size_t no
   return verdict;
 }
 
-std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::span<const RunningPod> running) {
-  if (nodes.empty()) return std::nullopt;
-  std::vector<size_t> left(nodes.size());
-  for (size_t i = 0; i < left.size(); ++i) left[i] = i;
-  // Each score keeps the nodes scoring highest; the first score that leaves
-  // one node decides.
-  auto keep_best = [&](auto score) {
-    int64_t best = std::numeric_limits<int64_t>::min();
-    std::vector<size_t> kept;
-    for (const size_t i : left) {
-      const int64_t s = score(nodes[i]);
-      if (s > best) {
-        best = s;
-        kept.clear();
-      }
-      if (s == best) kept.push_back(i);
-    }
-    left = std::move(kept);
-    return left.size() == 1;
-  };
-  auto prio = [&](uint32_t v) { return static_cast<int64_t>(running[v].priority); };
-  if (keep_best([](const NodeVictims& n) { return -n.pdb_violations; })) return left[0];
-  if (keep_best([&](const NodeVictims& n) { return -prio(n.victims.front()); })) return left[0];
-  if (keep_best([&](const NodeVictims& n) {
-        int64_t sum = 0;
-        // Shifted by 2^31 so every term is positive: a few negative-priority
-        // victims never beat fewer of the same priority.
-        for (const uint32_t v : n.victims) sum += prio(v) + (int64_t{1} << 31);
-        return -sum;
-      }))
-    return left[0];
-  if (keep_best([](const NodeVictims& n) { return -static_cast<int64_t>(n.victims.size()); })) return left[0];
+VictimsScore score_victims(const NodeVictims& node, std::span<const RunningPod> running) {
+  VictimsScore score;
+  score.pdb_violations = node.pdb_violations;
+  const RunningPod& first = running[node.victims.front()];
+  score.top_priority = first.priority;
+  // Shifted by 2^31 so every term is positive: a few negative-priority
+  // victims never beat fewer of the same priority.
+  for (const uint32_t v : node.victims)
+    score.shifted_sum += static_cast<int64_t>(running[v].priority) + (int64_t{1} << 31);
+  score.count = static_cast<int32_t>(node.victims.size());
   // GetEarliestPodStartTime: the earliest start among the highest-priority
-  // victims; the node where that is latest wins. Nanoseconds, as Go compares.
-  if (keep_best([&](const NodeVictims& n) {
-        int32_t top = running[n.victims.front()].priority;
-        double earliest = running[n.victims.front()].start_time;
-        for (const uint32_t v : n.victims) {
-          const RunningPod& p = running[v];
-          if (p.priority > top) {
-            top = p.priority;
-            earliest = p.start_time;
-          } else if (p.priority == top) {
-            earliest = std::min(earliest, p.start_time);
-          }
-        }
-        return static_cast<int64_t>(earliest * 1e9);
-      }))
-    return left[0];
-  return left[0];
+  // victims. Nanoseconds, as Go compares.
+  int32_t top = first.priority;
+  double earliest = first.start_time;
+  for (const uint32_t v : node.victims) {
+    const RunningPod& p = running[v];
+    if (p.priority > top) {
+      top = p.priority;
+      earliest = p.start_time;
+    } else if (p.priority == top) {
+      earliest = std::min(earliest, p.start_time);
+    }
+  }
+  score.earliest_top_ns = static_cast<int64_t>(earliest * 1e9);
+  return score;
+}
+
+std::optional<size_t> pick_one_node(std::span<const VictimsScore> nodes) {
+  if (nodes.empty()) return std::nullopt;
+  // kube-scheduler keeps the nodes best by each comparison in turn until
+  // one is left, else takes the first: the first node best in this order.
+  auto better = [](const VictimsScore& a, const VictimsScore& b) {
+    if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
+    if (a.top_priority != b.top_priority) return a.top_priority < b.top_priority;
+    if (a.shifted_sum != b.shifted_sum) return a.shifted_sum < b.shifted_sum;
+    if (a.count != b.count) return a.count < b.count;
+    // The node whose earliest top victim started latest.
+    return a.earliest_top_ns > b.earliest_top_ns;
+  };
+  size_t best = 0;
+  for (size_t i = 1; i < nodes.size(); ++i)
+    if (better(nodes[i], nodes[best])) best = i;
+  return best;
+}
+
+std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::span<const RunningPod> running) {
+  std::vector<VictimsScore> scores;
+  scores.reserve(nodes.size());
+  for (const NodeVictims& n : nodes) scores.push_back(score_victims(n, running));
+  return pick_one_node(scores);
 }
 
 PreemptionPlan plan_preemption(const Cluster& cluster, const PreemptionQuestion& question, Policy& policy,

@@ -95,8 +95,14 @@ ExtenderPreemptionResult DecisionState::preempt(const ExtenderPreemptionArgs& ar
     if (*priority >= question.priority) continue;
     const double start = started.value_or(now_s);  // not started: now, as GetPodStartTime
     on_node[static_cast<size_t>(at)].push_back(static_cast<uint32_t>(question.running.size()));
-    question.running.push_back(core::RunningPod{
-        key.substr(4), held.holding.node, *priority, start, held.holding.allocation, held.holding.host, {}});
+    question.running.push_back(core::RunningPod{key.substr(4),
+                                                held.holding.node,
+                                                *priority,
+                                                start,
+                                                held.holding.allocation,
+                                                held.holding.host,
+                                                {},
+                                                {}});
   }
   core::VictimSelector selector(cluster_, *policy_);
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -226,7 +226,7 @@ class Run {
     }
     if (p.duration != kForever) leave_at(id, p.duration);
     count_in_budgets(id, +1, +1);
-    running_on_node_[*d.node].push_back(id);
+    running_on_node_[*d.node].push_back({id, p.priority.value, guarded(id)});
     ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
   }
@@ -277,7 +277,7 @@ class Run {
     if (!d.events.empty()) event(id, d.events.front());
     if (p.duration != kForever) leave_at(id, engine_.now() + p.duration);
     count_in_budgets(id, 0, +1);
-    running_on_node_[*d.node].push_back(id);
+    running_on_node_[*d.node].push_back({id, p.priority.value, guarded(id)});
     ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
     return true;
@@ -328,7 +328,10 @@ class Run {
     // pods gone are reused, so q.running grows with the pods running.
     if (slot_of_.size() != workload_.size()) slot_of_.assign(workload_.size(), kNoSlot);
     disruptions_allowed(q.budgets);
-    std::vector<core::NodeVictims> candidates;
+    // The candidates as pickOneNodeForPreemption compares them, and where
+    // each one's victims are kept: only the chosen node's are listed.
+    scores_.clear();
+    candidates_.clear();
     const size_t n = cluster_.size();
     const size_t wanted = std::min(n, std::max<size_t>(100, n / 10));
     bool any_non_violating = false;
@@ -337,45 +340,51 @@ class Run {
     // is unchanged (its version): on a full fleet most refused pods share a
     // few shapes and a preemption changes a few nodes, so most verdicts are
     // reused. Victims are kept by pod.
-    std::vector<CachedVerdict>& verdicts =
+    Verdicts& verdicts =
         verdicts_[(static_cast<uint64_t>(shape_of(id)) << 32) | static_cast<uint32_t>(q.priority)];
-    if (verdicts.empty()) verdicts.resize(n);
-    for (size_t k = 0; k < n; ++k) {
-      const size_t node = (offset + k) % n;
-      CachedVerdict& cached = verdicts[node];
+    if (verdicts.nodes.empty()) verdicts.nodes.resize(n);
+    // The nodes from `offset` round to it again (wrapping by a compare: a
+    // division per node is a good part of this walk's time).
+    for (size_t k = 0, node = offset; k < n; ++k, node = node + 1 == n ? 0 : node + 1) {
+      CachedVerdict& cached = verdicts.nodes[node];
       // A node whose candidates a budget guards is asked each time: the
       // budgets' allowance moves with pods anywhere.
       if (cached.version != cluster_.version(node) || cached.guarded) {
         cached.version = cluster_.version(node);
-        cached.victims.clear();
         cached.guarded = false;
         on_node_.clear();
-        for (uint32_t rid : running_on_node_[node]) {
-          if (workload_[rid].priority.value >= q.priority) continue;
-          cached.guarded = cached.guarded || guarded(rid);
-          on_node_.push_back(offer(rid, node));
+        for (const OnNode& running : running_on_node_[node]) {
+          if (running.priority >= q.priority) continue;
+          cached.guarded = cached.guarded || running.guarded;
+          on_node_.push_back(offer(running.id, node));
         }
         cached.candidate = false;
         if (!on_node_.empty()) {
           const core::NodeVerdict v = selector_->select(q, node, on_node_);
           cached.candidate = v.outcome == core::NodeOutcome::Victims;
-          cached.pdb_violations = v.victims.pdb_violations;
-          for (uint32_t slot : v.victims.victims) cached.victims.push_back(slot_pod_[slot]);
+          if (cached.candidate) {
+            if (verdicts.candidates.empty()) verdicts.candidates.resize(n);
+            CachedCandidate& kept = verdicts.candidates[node];
+            kept.pods.clear();
+            for (uint32_t slot : v.victims.victims) kept.pods.push_back(slot_pod_[slot]);
+            // The score reads the victims' priorities and starts, which
+            // hold while they run here, as the verdict does.
+            kept.score = core::score_victims(v.victims, q.running);
+          }
         }
       }
       if (!cached.candidate) continue;
-      core::NodeVictims c;
-      c.node = node;
-      c.pdb_violations = cached.pdb_violations;
-      for (uint32_t rid : cached.victims) c.victims.push_back(slot_of_[rid]);
-      any_non_violating = any_non_violating || c.pdb_violations == 0;
-      candidates.push_back(std::move(c));
-      if (candidates.size() >= wanted && any_non_violating) break;
+      const core::VictimsScore& score = verdicts.candidates[node].score;
+      scores_.push_back(score);
+      candidates_.push_back(node);
+      any_non_violating = any_non_violating || score.pdb_violations == 0;
+      if (scores_.size() >= wanted && any_non_violating) break;
     }
-    const auto chosen = core::pick_one_node(candidates, q.running);
+    const auto chosen = core::pick_one_node(scores_);
     if (!chosen) return false;
-    const core::NodeVictims& c = candidates[*chosen];
-    for (uint32_t v : c.victims) evict(slot_pod_[v], id, c.node);
+    const size_t node = candidates_[*chosen];
+    evicting_ = verdicts.candidates[node].pods;
+    for (uint32_t victim : evicting_) evict(victim, id, node);
     return try_place(id);
   }
 
@@ -407,6 +416,8 @@ class Run {
       rp.budgets.push_back(protected_budget_);
     rp.allocation = running_.at(id).allocation;
     rp.host = workload_[id].request.host;
+    // Offered on many nodes' verdicts while it runs: its charges once.
+    rp.charges = core::effective_charges(rp.allocation, cluster_.node(node).devices);
     return rp;
   }
 
@@ -498,7 +509,7 @@ class Run {
       slot_of_[id] = kNoSlot;
     }
     auto& on = running_on_node_[node];
-    on.erase(std::find(on.begin(), on.end(), id));
+    on.erase(std::find_if(on.begin(), on.end(), [&](const OnNode& pod) { return pod.id == id; }));
     auto it = running_by_priority_.find(workload_[id].priority.value);
     if (--it->second == 0) running_by_priority_.erase(it);
   }
@@ -930,13 +941,24 @@ class Run {
   std::vector<int8_t> never_fits_;  // by request shape: -1 unknown, 0 fits, 1 never
   std::unordered_map<uint32_t, Placement> running_;
   // Preemption's view of the running pods: by node, and how many run at
-  // each priority (a pod with nobody below it skips the search).
-  std::vector<std::vector<uint32_t>> running_on_node_;
+  // each priority (a pod with nobody below it skips the search). Each
+  // node's list carries what preempt's walk reads of its pods, so the walk
+  // does not visit their PodSpecs (hundreds of bytes each).
+  struct OnNode {
+    uint32_t id = 0;
+    int32_t priority = 0;
+    bool guarded = false;  // guarded(id)
+  };
+  std::vector<std::vector<OnNode>> running_on_node_;
   std::map<int32_t, size_t> running_by_priority_;
   std::vector<double> queued_at_;     // when each pod (last) joined the queue
   std::vector<double> expected_end_;  // its planned departure (kForever: none)
   std::vector<uint32_t> requeued_;    // preempted, to arrive again
   std::unique_ptr<core::VictimSelector> selector_;
+  // preempt's candidates (kept for their room): each one's score and node.
+  std::vector<core::VictimsScore> scores_;
+  std::vector<size_t> candidates_;
+  std::vector<uint32_t> evicting_;  // the chosen node's victims, most important first
   core::FitRule rule_ = core::FitRule::Devices;
   core::PreemptionQuestion question_;
   std::vector<uint32_t> on_node_;  // one node's offer (pods)
@@ -945,15 +967,25 @@ class Run {
   std::vector<uint32_t> slot_of_, slot_pod_, free_slots_;
   std::mt19937_64 preemption_rng_;
   // One node's preemption verdict for a (request shape, priority), valid
-  // at the node's version (UINT64_MAX: not known).
+  // at the node's version (UINT64_MAX: not known). Every preemption reads
+  // one per node, so it is small; a candidate's victims are kept apart.
   struct CachedVerdict {
     uint64_t version = UINT64_MAX;
     bool candidate = false;
     bool guarded = false;  // a budget guards one of its candidates: not kept
-    int64_t pdb_violations = 0;
-    std::vector<uint32_t> victims;  // pods, most important first
   };
-  std::unordered_map<uint64_t, std::vector<CachedVerdict>> verdicts_;
+  // A candidate's victims, and as pickOneNodeForPreemption compares them
+  // (with the budgets' allowance when the node was asked).
+  struct CachedCandidate {
+    core::VictimsScore score;
+    std::vector<uint32_t> pods;  // most important first
+  };
+  struct Verdicts {
+    std::vector<CachedVerdict> nodes;  // by node
+    // By node, read where it is a candidate: the walk meets them in order.
+    std::vector<CachedCandidate> candidates;
+  };
+  std::unordered_map<uint64_t, Verdicts> verdicts_;
   std::map<std::string, std::vector<double>> waits_by_class_;
   size_t preemptions_ = 0;
   double gpu_seconds_lost_ = 0;
@@ -1059,9 +1091,9 @@ class Run {
   // CA's loop, scale-down half, for one node unneeded long enough.
   void scale_down_check(size_t node) {
     std::vector<PodOnNode> pods;
-    for (uint32_t id : running_on_node_[node])
-      pods.push_back({id, &workload_[id].request, &running_.at(id).allocation, workload_[id].controlled,
-                      workload_[id].pdb_protected});
+    for (const OnNode& on : running_on_node_[node])
+      pods.push_back({on.id, &workload_[on.id].request, &running_.at(on.id).allocation,
+                      workload_[on.id].controlled, workload_[on.id].pdb_protected});
     mark_budget_blocked(pods);
     const Autoscaler::Check c = autoscaler_->check_scale_down(node, engine_.now(), pods);
     if (c.verdict == Autoscaler::Verdict::Later && engine_.pending() > loop_events_)

@@ -64,7 +64,7 @@ struct Fixture {
            std::vector<uint32_t> budgets = {}) {
     cluster.charge(node, allocation, {});
     question.running.push_back(
-        RunningPod{id, node, priority, start, std::move(allocation), {}, std::move(budgets)});
+        RunningPod{id, node, priority, start, std::move(allocation), {}, std::move(budgets), {}});
   }
   PreemptionPlan plan(FitRule rule = FitRule::Devices) {
     return plan_preemption(cluster, question, *policy, {}, rule);
@@ -222,7 +222,7 @@ TEST_CASE("pickOneNodeForPreemption's order, step by step", "[preemption]") {
   // Victims listed most important first, as select() returns them.
   std::vector<RunningPod> pods;
   auto pod = [&](int32_t priority, double start) {
-    pods.push_back(RunningPod{"p" + std::to_string(pods.size()), 0, priority, start, {}, {}, {}});
+    pods.push_back(RunningPod{"p" + std::to_string(pods.size()), 0, priority, start, {}, {}, {}, {}});
     return static_cast<uint32_t>(pods.size() - 1);
   };
   auto node = [](size_t id, std::vector<uint32_t> victims, int64_t violations = 0) {
@@ -314,7 +314,7 @@ TEST_CASE("a node where no eviction makes room is no candidate", "[preemption]")
 TEST_CASE("preemption refuses pods the cluster never charged", "[preemption]") {
   Fixture f;
   f.cluster.add_node(node_with_cards("n0", 1));
-  f.question.running.push_back(RunningPod{"ghost", 0, 1, 0, on_card(0, 4000), {}, {}});
+  f.question.running.push_back(RunningPod{"ghost", 0, 1, 0, on_card(0, 4000), {}, {}, {}});
   f.question.pod = asking(1, 8000);
   f.question.priority = 5;
   CHECK_THROWS_AS(f.plan(), std::invalid_argument);
@@ -396,4 +396,24 @@ TEST_CASE("randomised: every plan fits and no proper subset of its victims does"
   // The generator must actually exercise preemption.
   CHECK(plans > 100);
   CHECK(victims_seen > plans);
+}
+
+TEST_CASE("score_victims holds what pickOneNodeForPreemption compares", "[preemption]") {
+  std::vector<RunningPod> pods{RunningPod{"a", 0, 3, 50, {}, {}, {}, {}},
+                               RunningPod{"b", 0, 1, 500, {}, {}, {}, {}},
+                               RunningPod{"c", 0, 3, 40, {}, {}, {}, {}}};
+  // Victims most important first: c (3, started 40), a (3, 50), b (1, 500).
+  const VictimsScore s = score_victims(NodeVictims{0, {2, 0, 1}, 1}, pods);
+  CHECK(s.pdb_violations == 1);
+  CHECK(s.top_priority == 3);
+  CHECK(s.shifted_sum == (3 + (int64_t{1} << 31)) * 2 + 1 + (int64_t{1} << 31));
+  CHECK(s.count == 3);
+  CHECK(s.earliest_top_ns == 40'000'000'000);  // the earliest of the priority-3 victims
+  // Over scores, the first best: fewer violations beat a lower top priority.
+  VictimsScore other = s;
+  other.pdb_violations = 0;
+  other.top_priority = 9;
+  CHECK(pick_one_node(std::vector<VictimsScore>{s, other}) == 1u);
+  CHECK(pick_one_node(std::vector<VictimsScore>{s, s}) == 0u);
+  CHECK_FALSE(pick_one_node(std::span<const VictimsScore>{}));
 }

@@ -40,6 +40,14 @@ struct QuotaHeadroom;
 FitResult fit_pod(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy,
                   FitScratch& scratch, const QuotaHeadroom* quota = nullptr);
 
+// fit_pod(node, pod, gpu_policy, scratch).fits, without the reasons or the
+// cards: what preemption asks for each set of victims. Where the cards'
+// order cannot change the answer (at most one app container asks for cards,
+// no NUMA binding, no topology policy) it counts the cards that pass HAMi's
+// per-card checks instead of sorting them; elsewhere, and where a MIG-mode
+// card's instances would decide, it is fit_pod.
+bool pod_fits(const NodeView& node, const PodRequest& pod, const GpuPolicy& gpu_policy, FitScratch& scratch);
+
 // Whether card `d` may ever serve this container (health, cordon, vendor,
 // type and UUID selectors): the part of a card's fit that usage never changes.
 bool card_admits(const Node& node, size_t d, const PodRequest& pod, const ContainerRequest& request);

@@ -36,6 +36,10 @@ struct RunningPod {
   // pod is not among the budget's status.disruptedPods. The caller resolves
   // selectors; preemption only counts.
   std::vector<uint32_t> budgets;
+  // effective_charges(allocation, the node's cards), when the caller offers
+  // the pod many times (the simulator works it out once while the pod
+  // runs); empty: worked out from `allocation` at each use.
+  std::vector<DeviceCharge> charges;
 };
 
 // How "the pod fits the node" is decided.
@@ -112,20 +116,26 @@ class VictimSelector {
   bool fits_without(const PreemptionQuestion& question, size_t node, std::span<const uint32_t> evicted);
 
  private:
-  bool fits_now(const PodRequest& pod, size_t node);
-  // Loads the node's use and the pod's card order (its GPU policy, parsed once a node).
+  bool fits_now(const PodRequest& pod);
+  // Loads the node's use and the pod's card order (its GPU policy, parsed
+  // again only when its text changes).
   void load(size_t node, const PodRequest& pod);
   void apply(const RunningPod& pod, std::span<const DeviceCharge> charges, int sign);
+  // The pod's charges: those it carries, else worked out into `scratch`.
+  std::span<const DeviceCharge> charges_of(const RunningPod& pod, std::vector<DeviceCharge>& scratch) const;
 
   const Cluster& cluster_;
   Policy& policy_;
   FitRule rule_;
   FitScratch scratch_;
   GpuPolicy gpu_;
-  std::vector<std::vector<DeviceCharge>> charges_;  // per running pod offered, while selecting
-  std::vector<DeviceUsage> usage_;                  // the node's cards as the victims leave and return
+  std::optional<std::string> gpu_text_;                 // what gpu_ was parsed from
+  std::vector<std::vector<DeviceCharge>> computed_;     // charges worked out here, per running pod offered
+  std::vector<std::span<const DeviceCharge>> charges_;  // per running pod offered, while selecting
+  std::vector<DeviceUsage> usage_;                      // the node's cards as the victims leave and return
   HostResources host_;
   size_t node_ = 0;
+  NodeView view_;  // the node loaded, its usage and host use pointing at usage_ and host_
   std::vector<uint32_t> order_, violating_, non_violating_, victims_;
   std::vector<int32_t> allowed_;
 };
@@ -147,5 +157,20 @@ PreemptionPlan plan_preemption(const Cluster& cluster, const PreemptionQuestion&
 // latest earliest-start among the highest-priority victims, then the first
 // listed. Returns the index in `nodes`; nullopt when empty.
 std::optional<size_t> pick_one_node(std::span<const NodeVictims> nodes, std::span<const RunningPod> running);
+
+// What pickOneNodeForPreemption compares of one node's victims: a caller
+// that keeps a node's victims between questions (the simulator) keeps
+// this with them and picks without listing every candidate's victims.
+struct VictimsScore {
+  int64_t pdb_violations = 0;
+  int64_t shifted_sum = 0;      // the victims' priorities, each + 2^31
+  int64_t earliest_top_ns = 0;  // GetEarliestPodStartTime: among the highest-priority victims, nanoseconds
+  int32_t top_priority = 0;     // the first (most important) victim's
+  int32_t count = 0;            // victims
+};
+// `node` has at least one victim, most important first.
+VictimsScore score_victims(const NodeVictims& node, std::span<const RunningPod> running);
+// pick_one_node's order over the scores.
+std::optional<size_t> pick_one_node(std::span<const VictimsScore> nodes);
 
 }  // namespace gpuslice::core
