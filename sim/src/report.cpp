@@ -62,18 +62,25 @@ std::string cards_of(const PodRecord& p) {
 // printable ASCII needs only '"' and '\\' escaped; anything else (control
 // characters, UTF-8, invalid bytes) is left to nlohmann itself.
 void append_json_string(fmt::memory_buffer& out, std::string_view s) {
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
-  if (!plain) {
-    const std::string dumped = nlohmann::ordered_json(std::string(s))
-                                   .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-    out.append(std::string_view(dumped));
-    return;
-  }
+  // Copied in runs between the characters escaped: byte by byte it was 3.6 %
+  // of a preempting openb run's instructions (events.jsonl is most strings).
+  const size_t mark = out.size();
   out.push_back('"');
-  for (const char c : s) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
+  const char* run = s.data();
+  for (const char& c : s) {
+    if (c < 0x20 || c > 0x7e) {
+      out.resize(mark);
+      const std::string dumped = nlohmann::ordered_json(std::string(s))
+                                     .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+      out.append(std::string_view(dumped));
+      return;
+    }
+    if (c != '"' && c != '\\') continue;
+    out.append(run, &c);
+    out.push_back('\\');
+    run = &c;  // the character itself opens the next run
   }
+  out.append(run, s.data() + s.size());
   out.push_back('"');
 }
 
