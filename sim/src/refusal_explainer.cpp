@@ -23,18 +23,30 @@ NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t sh
     epoch_ = cluster.epoch();
   }
   auto& cache = by_shape_[shape];
-  if (cache.nodes.size() != cluster.size()) cache = Shape{std::vector<Cached>(cluster.size()), {}};
   const core::GpuPolicy gpu = core::GpuPolicy::parse(gpu_policy);
-  for (size_t id = 0; id < cluster.size(); ++id) {
+  auto refit = [&](size_t id) {
     auto& c = cache.nodes[id];
-    if (c.version == cluster.version(id)) continue;
+    if (c.version == cluster.version(id)) return;
     if (c.version != UINT64_MAX) --cache.count[c.refusal];  // counted before: taken back
     const auto fit = device_fit ? device_fit->fit(cluster.view(id), pod)
                                 : core::fit_pod(cluster.view(id), pod, gpu, scratch_);
     c = {cluster.version(id), intern(fit.fits ? core::Refusal{} : fit.refusal)};
     if (c.refusal >= cache.count.size()) cache.count.resize(c.refusal + 1, 0);
     ++cache.count[c.refusal];
+  };
+  if (cache.nodes.size() != cluster.size()) cache = Shape{std::vector<Cached>(cluster.size()), {}, 0};
+  if (cache.seen < cluster.first_change() || cache.seen == 0) {
+    // New, or behind what the cluster's change log keeps: every node.
+    for (size_t id = 0; id < cluster.size(); ++id) refit(id);
+  } else {
+    // Only the nodes changed since the last call, each at its latest entry:
+    // a scan of every node's version per refusal was most of this call.
+    for (size_t i = cache.seen; i < cluster.change_count(); ++i) {
+      const uint32_t id = cluster.changed_node(i);
+      if (cluster.changed_at(id) == i + 1) refit(id);
+    }
   }
+  cache.seen = cluster.change_count();
   const auto& count = cache.count;
   NodesPerReason nodes{};
   for (size_t r = 0; r < count.size(); ++r)

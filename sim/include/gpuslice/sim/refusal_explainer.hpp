@@ -39,6 +39,7 @@ class RefusalExplainer {
   struct Shape {
     std::vector<Cached> nodes;
     std::vector<size_t> count;  // by index into refusals_
+    size_t seen = 0;            // the cluster's change_count() when last brought up to date
   };
   uint32_t intern(const core::Refusal& refusal);
 
