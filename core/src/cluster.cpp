@@ -16,13 +16,6 @@ uint64_t Cluster::next_epoch() {
 }
 
 namespace {
-// Whether every slice's count in `held` is at least the one in `released`.
-bool holds_slices(uint64_t held, uint64_t released) {
-  for (int k = 0; k < 8; ++k)
-    if (((held >> (8 * k)) & 0xffu) < ((released >> (8 * k)) & 0xffu)) return false;
-  return true;
-}
-
 // A MIG-mode card's profiles, as the shape key spells them.
 std::string mig_key(const Device& d) {
   std::string key;
@@ -153,31 +146,14 @@ void Cluster::apply(size_t id, const PodAllocation& allocation, const HostResour
   if (sign < 0) {
     // Validate the whole release first so a bad call leaves usage untouched.
     for (const auto& c : charges) {
-      const auto& u = base[c.device];
-      if (u.slots < c.usage.slots || u.memory_mib < c.usage.memory_mib || u.cores < c.usage.cores ||
-          u.memory_ratio < c.usage.memory_ratio || u.memory_bytes() < c.usage.memory_bytes() ||
-          u.closed_by < c.usage.closed_by || !holds_slices(u.mig_slices, c.usage.mig_slices))
+      if (!holds_charge(base[c.device], c.usage))
         throw std::logic_error(
             fmt::format("release of more than is held on node '{}' card {}", node.name, c.device));
     }
     if (host_used_[id].cpu_milli < host.cpu_milli || host_used_[id].memory_mib < host.memory_mib)
       throw std::logic_error(fmt::format("release of more host resources than held on node '{}'", node.name));
   }
-  for (const auto& c : charges) {
-    auto& u = base[c.device];
-    u.slots += sign * c.usage.slots;
-    u.memory_mib += sign * c.usage.memory_mib;
-    u.cores += sign * c.usage.cores;
-    u.memory_ratio += sign * c.usage.memory_ratio;
-    u.memory_sub_mib += sign * c.usage.memory_sub_mib;
-    u.closed_by += sign * c.usage.closed_by;
-    // Per-slice counts in byte lanes: adding or taking away lane by lane
-    // never carries, as each lane stays within 0..255 (checked above).
-    if (sign > 0)
-      u.mig_slices += c.usage.mig_slices;
-    else
-      u.mig_slices -= c.usage.mig_slices;
-  }
+  for (const auto& c : charges) add_charge(base[c.device], c.usage, sign);
   host_used_[id].cpu_milli += sign * host.cpu_milli;
   host_used_[id].memory_mib += sign * host.memory_mib;
   ++version_[id];

@@ -53,7 +53,7 @@ std::span<const DeviceCharge> VictimSelector::charges_of(const RunningPod& pod,
 }
 
 // Adds (+1) or takes away (-1) what `pod` holds, as Cluster::charge and
-// release count it. Taking away more than the node holds means the caller
+// release count it (add_charge: its MIG slices too). Taking away more than the node holds means the caller
 // offered a pod the cluster never charged there: refused, not clamped.
 void VictimSelector::apply(const RunningPod& pod, std::span<const DeviceCharge> charges, int sign) {
   const Node& node = cluster_.node(node_);
@@ -63,15 +63,11 @@ void VictimSelector::apply(const RunningPod& pod, std::span<const DeviceCharge> 
           fmt::format("preemption: pod '{}' holds card {} of node '{}', which has {} cards", pod.id, c.device,
                       node.name, usage_.size()));
     DeviceUsage& u = usage_[static_cast<size_t>(c.device)];
-    u.slots += sign * c.usage.slots;
-    u.memory_mib += sign * c.usage.memory_mib;
-    u.cores += sign * c.usage.cores;
-    u.memory_ratio += sign * c.usage.memory_ratio;
-    u.memory_sub_mib += sign * c.usage.memory_sub_mib;
-    if (u.slots < 0 || u.memory_mib < 0 || u.cores < 0 || u.memory_ratio < 0)
+    if (sign < 0 && !holds_charge(u, c.usage))
       throw std::invalid_argument(
           fmt::format("preemption: pod '{}' holds more of node '{}' card {} than the cluster charged there",
                       pod.id, node.name, c.device));
+    add_charge(u, c.usage, sign);
   }
   host_.cpu_milli += sign * pod.host.cpu_milli;
   host_.memory_mib += sign * pod.host.memory_mib;
@@ -217,21 +213,22 @@ VictimsScore score_victims(const NodeVictims& node, std::span<const RunningPod> 
   return score;
 }
 
-std::optional<size_t> pick_one_node(std::span<const VictimsScore> nodes) {
-  if (nodes.empty()) return std::nullopt;
+bool preferred_victims(const VictimsScore& a, const VictimsScore& b) {
   // kube-scheduler keeps the nodes best by each comparison in turn until
   // one is left, else takes the first: the first node best in this order.
-  auto better = [](const VictimsScore& a, const VictimsScore& b) {
-    if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
-    if (a.top_priority != b.top_priority) return a.top_priority < b.top_priority;
-    if (a.shifted_sum != b.shifted_sum) return a.shifted_sum < b.shifted_sum;
-    if (a.count != b.count) return a.count < b.count;
-    // The node whose earliest top victim started latest.
-    return a.earliest_top_ns > b.earliest_top_ns;
-  };
+  if (a.pdb_violations != b.pdb_violations) return a.pdb_violations < b.pdb_violations;
+  if (a.top_priority != b.top_priority) return a.top_priority < b.top_priority;
+  if (a.shifted_sum != b.shifted_sum) return a.shifted_sum < b.shifted_sum;
+  if (a.count != b.count) return a.count < b.count;
+  // The node whose earliest top victim started latest.
+  return a.earliest_top_ns > b.earliest_top_ns;
+}
+
+std::optional<size_t> pick_one_node(std::span<const VictimsScore> nodes) {
+  if (nodes.empty()) return std::nullopt;
   size_t best = 0;
   for (size_t i = 1; i < nodes.size(); ++i)
-    if (better(nodes[i], nodes[best])) best = i;
+    if (preferred_victims(nodes[i], nodes[best])) best = i;
   return best;
 }
 

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,18 @@ struct Fixture {
   PreemptionPlan plan(FitRule rule = FitRule::Devices) {
     return plan_preemption(cluster, question, *policy, {}, rule);
   }
+  // The replay against what preemption did not write: the victims released
+  // from a copy of the cluster as the simulator evicts them, then HAMi's
+  // fit (fit_pod, with its reasons and card picks) on that node.
+  bool fits_after_release(size_t node, std::span<const uint32_t> victims) const {
+    Cluster after = cluster;
+    for (const uint32_t v : victims)
+      after.release(node, question.running[v].allocation, question.running[v].host);
+    FitScratch scratch;
+    return fit_pod(after.view(node), question.pod, GpuPolicy::parse(policy->gpu_policy_for(question.pod)),
+                   scratch)
+        .fits;
+  }
   std::vector<std::string> ids(const NodeVictims& v) const {
     std::vector<std::string> out;
     for (const uint32_t i : v.victims) out.push_back(question.running[i].id);
@@ -127,6 +140,44 @@ TEST_CASE("preemption frees the card a multi-card pod needs, not any slot", "[pr
   // With the GPU resources ignoredByScheduler kube-scheduler sees only the
   // host (untracked here): the same.
   CHECK(f.plan(FitRule::HostOnly).nodes.empty());
+}
+
+TEST_CASE("preemption frees the MIG instance a victim holds", "[preemption][mig]") {
+  // An A100 in MIG mode (HAMi's a100MigProfiles) holding two 3g.20gb
+  // instances: low (priority 1) on memory slices 4-7, mid (priority 5) on
+  // slices 0-3. The preemptor (priority 10) asks 20000 MiB: only a 3g.20gb
+  // holds it, and both of its placements are taken. Both go: fits; mid back
+  // (slices 4-7 free: fits, mid stays); low back (no placement free): low is
+  // the victim. Evicting a pod frees its slices as Cluster::release does;
+  // a what-if that kept them would find no room on the card at all.
+  Fixture f;
+  Node n = node_with_cards("n0", 1, 7);
+  Device& card = n.devices[0];
+  card.mode = "mig";
+  card.memory_mib = 40960;
+  card.mig_profiles = {
+      {"1g.5gb", 5120, 14, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}},
+      {"2g.10gb", 10240, 28, 2, {{0, 2}, {2, 2}, {4, 2}}},
+      {"3g.20gb", 20480, 42, 3, {{0, 4}, {4, 4}}},
+  };
+  f.cluster.add_node(n);
+  auto instance = [](MigPlacement at) {
+    PodAllocation a;
+    a.containers = {{DeviceGrant{0, 20480, 42, kRatioFromMemory, 0, 2, at}}};
+    return a;
+  };
+  f.run("low", 0, 1, 0, instance({4, 4}));
+  f.run("mid", 0, 5, 0, instance({0, 4}));
+  f.question.pod = asking(1, 20000);
+  f.question.priority = 10;
+  VictimSelector selector(f.cluster, *f.policy);
+  CHECK(selector.select(f.question, 0, std::vector<uint32_t>{}).outcome == NodeOutcome::NoLowerPriority);
+  const PreemptionPlan plan = f.plan();
+  REQUIRE(plan.nodes.size() == 1);
+  CHECK(f.ids(plan.nodes[0]) == std::vector<std::string>{"low"});
+  // Replayed on the cluster: with low released the pod fits the card.
+  CHECK(selector.fits_without(f.question, 0, plan.nodes[0].victims));
+  CHECK_FALSE(selector.fits_without(f.question, 0, std::vector<uint32_t>{}));
 }
 
 TEST_CASE("counting slots, kube-scheduler evicts pods whose cards do not help", "[preemption]") {
@@ -330,12 +381,26 @@ TEST_CASE("preemption refuses pods the cluster never charged", "[preemption]") {
 TEST_CASE("randomised: every plan fits and no proper subset of its victims does", "[preemption][random]") {
   std::mt19937_64 rng(20261128);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  int plans = 0, victims_seen = 0;
+  int plans = 0, victims_seen = 0, mig_plans = 0;
   for (int round = 0; round < 300; ++round) {
     Fixture f;
     const int nodes = pick(1, 4);
-    for (int n = 0; n < nodes; ++n)
-      f.cluster.add_node(node_with_cards("n" + std::to_string(n), pick(1, 4), 4));
+    for (int n = 0; n < nodes; ++n) {
+      Node node = node_with_cards("n" + std::to_string(n), pick(1, 4), 4);
+      // Some cards in MIG mode (HAMi's a100MigProfiles on a 16000 MiB card
+      // scaled down): an eviction must free the victim's slices.
+      for (Device& card : node.devices)
+        if (pick(0, 3) == 0) {
+          card.mode = "mig";
+          card.slots = 7;
+          card.mig_profiles = {
+              {"1g.2gb", 2000, 14, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}},
+              {"2g.4gb", 4000, 28, 2, {{0, 2}, {2, 2}, {4, 2}}},
+              {"3g.8gb", 8000, 42, 3, {{0, 4}, {4, 4}}},
+          };
+        }
+      f.cluster.add_node(node);
+    }
     f.question.budgets = {pick(0, 2), pick(0, 2)};
     Scheduler scheduler;
     for (int i = 0, pods = pick(2, 24); i < pods; ++i) {
@@ -362,6 +427,8 @@ TEST_CASE("randomised: every plan fits and no proper subset of its victims does"
         if (k > 0) CHECK_FALSE(more_important(v, f.question.running[n.victims[k - 1]]));
       }
       CHECK(replay.fits_without(f.question, n.node, n.victims));
+      CHECK(f.fits_after_release(n.node, n.victims));
+      mig_plans += f.cluster.node(n.node).devices.front().is_mig() ? 1 : 0;
       const size_t count = n.victims.size();
       if (count <= 10) {
         for (uint32_t mask = 0; mask + 1 < (1u << count); ++mask) {
@@ -370,6 +437,7 @@ TEST_CASE("randomised: every plan fits and no proper subset of its victims does"
             if (mask & (1u << b)) subset.push_back(n.victims[b]);
           INFO("round " << round << " node " << n.node << " subset mask " << mask);
           CHECK_FALSE(replay.fits_without(f.question, n.node, subset));
+          CHECK_FALSE(f.fits_after_release(n.node, subset));
         }
       } else {
         for (size_t skip = 0; skip < count; ++skip) {
@@ -377,6 +445,7 @@ TEST_CASE("randomised: every plan fits and no proper subset of its victims does"
           for (size_t b = 0; b < count; ++b)
             if (b != skip) subset.push_back(n.victims[b]);
           CHECK_FALSE(replay.fits_without(f.question, n.node, subset));
+          CHECK_FALSE(f.fits_after_release(n.node, subset));
         }
       }
     }
@@ -396,6 +465,7 @@ TEST_CASE("randomised: every plan fits and no proper subset of its victims does"
   // The generator must actually exercise preemption.
   CHECK(plans > 100);
   CHECK(victims_seen > plans);
+  CHECK(mig_plans > 10);
 }
 
 TEST_CASE("score_victims holds what pickOneNodeForPreemption compares", "[preemption]") {

@@ -71,4 +71,12 @@ struct DeviceCharge {
 std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation,
                                             std::span<const Device> devices = {});
 
+// One charge added to (sign +1) or taken from (-1) a card's use, every
+// dimension and MIG slice: the arithmetic of Cluster and of preemption's
+// what-if, kept in one place so an eviction frees what a release frees.
+void add_charge(DeviceUsage& use, const DeviceUsage& charge, int sign);
+// Whether `use` holds at least `charge` in every dimension and MIG slice
+// (what a release may take away).
+bool holds_charge(const DeviceUsage& use, const DeviceUsage& charge);
+
 }  // namespace gpuslice::core

@@ -170,7 +170,11 @@ struct VictimsScore {
 };
 // `node` has at least one victim, most important first.
 VictimsScore score_victims(const NodeVictims& node, std::span<const RunningPod> running);
-// pick_one_node's order over the scores.
+// Whether pickOneNodeForPreemption prefers `a`'s victims to `b`'s
+// (strictly: equals keep the node met first).
+bool preferred_victims(const VictimsScore& a, const VictimsScore& b);
+// pick_one_node's order over the scores: the first node no later one is
+// preferred to.
 std::optional<size_t> pick_one_node(std::span<const VictimsScore> nodes);
 
 }  // namespace gpuslice::core
