@@ -68,6 +68,15 @@ TranslatedWorkload translate_workload(const Workload& w, core::Dialect dialect) 
 }
 
 class Run {
+  // A running pod as preemption's walk reads it on its node (running_on_node_).
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  struct OnNode {
+    uint32_t id = 0;
+    int32_t priority = 0;
+    bool guarded = false;     // guarded(id)
+    uint32_t slot = kNoSlot;  // its place in question_.running once preemption offered it
+  };
+
  public:
   Run(const core::Cluster& fleet, const Workload& w, const RunOptions& o)
       : translated_(translate_workload(w, core::make_policy(o.policy)->dialect())),
@@ -326,20 +335,19 @@ class Run {
     // looks at it and kept until it leaves its node (what it holds, its
     // priority, start and budgets do not change while it runs); slots of
     // pods gone are reused, so q.running grows with the pods running.
-    if (slot_of_.size() != workload_.size()) slot_of_.assign(workload_.size(), kNoSlot);
     disruptions_allowed(q.budgets);
-    // The candidates as pickOneNodeForPreemption compares them, and where
-    // each one's victims are kept: only the chosen node's are listed.
-    scores_.clear();
-    candidates_.clear();
+    // The candidates in the walk's order as pickOneNodeForPreemption
+    // compares them: the best so far is kept, and only its victims listed.
     const size_t n = cluster_.size();
     const size_t wanted = std::min(n, std::max<size_t>(100, n / 10));
     bool any_non_violating = false;
+    size_t candidates = 0, best_node = 0;
+    const CachedVerdict* best = nullptr;
     const size_t offset = std::uniform_int_distribution<size_t>(0, n - 1)(preemption_rng_);
     // A node's verdict for this shape at this priority holds while the node
     // is unchanged (its version): on a full fleet most refused pods share a
     // few shapes and a preemption changes a few nodes, so most verdicts are
-    // reused. Victims are kept by pod.
+    // reused. Victims are kept by pod, apart: only the chosen node's are read.
     Verdicts& verdicts =
         verdicts_[(static_cast<uint64_t>(shape_of(id)) << 32) | static_cast<uint32_t>(q.priority)];
     if (verdicts.nodes.empty()) verdicts.nodes.resize(n);
@@ -353,44 +361,44 @@ class Run {
         cached.version = cluster_.version(node);
         cached.guarded = false;
         on_node_.clear();
-        for (const OnNode& running : running_on_node_[node]) {
+        for (OnNode& running : running_on_node_[node]) {
           if (running.priority >= q.priority) continue;
           cached.guarded = cached.guarded || running.guarded;
-          on_node_.push_back(offer(running.id, node));
+          on_node_.push_back(offer(running, node));
         }
         cached.candidate = false;
         if (!on_node_.empty()) {
           const core::NodeVerdict v = selector_->select(q, node, on_node_);
           cached.candidate = v.outcome == core::NodeOutcome::Victims;
           if (cached.candidate) {
-            if (verdicts.candidates.empty()) verdicts.candidates.resize(n);
-            CachedCandidate& kept = verdicts.candidates[node];
-            kept.pods.clear();
-            for (uint32_t slot : v.victims.victims) kept.pods.push_back(slot_pod_[slot]);
+            if (verdicts.victims.empty()) verdicts.victims.resize(n);
+            std::vector<uint32_t>& kept = verdicts.victims[node];
+            kept.clear();
+            for (uint32_t slot : v.victims.victims) kept.push_back(slot_pod_[slot]);
             // The score reads the victims' priorities and starts, which
             // hold while they run here, as the verdict does.
-            kept.score = core::score_victims(v.victims, q.running);
+            cached.score = core::score_victims(v.victims, q.running);
           }
         }
       }
       if (!cached.candidate) continue;
-      const core::VictimsScore& score = verdicts.candidates[node].score;
-      scores_.push_back(score);
-      candidates_.push_back(node);
-      any_non_violating = any_non_violating || score.pdb_violations == 0;
-      if (scores_.size() >= wanted && any_non_violating) break;
+      if (!best || core::preferred_victims(cached.score, best->score)) {
+        best = &cached;
+        best_node = node;
+      }
+      any_non_violating = any_non_violating || cached.score.pdb_violations == 0;
+      if (++candidates >= wanted && any_non_violating) break;
     }
-    const auto chosen = core::pick_one_node(scores_);
-    if (!chosen) return false;
-    const size_t node = candidates_[*chosen];
-    evicting_ = verdicts.candidates[node].pods;
-    for (uint32_t victim : evicting_) evict(victim, id, node);
+    if (!best) return false;
+    evicting_ = verdicts.victims[best_node];
+    for (uint32_t victim : evicting_) evict(victim, id, best_node);
     return try_place(id);
   }
 
   // The running pod's place in question_.running, made on first use.
-  uint32_t offer(uint32_t id, size_t node) {
-    uint32_t& slot = slot_of_[id];
+  uint32_t offer(OnNode& pod, size_t node) {
+    const uint32_t id = pod.id;
+    uint32_t& slot = pod.slot;
     if (slot != kNoSlot) return slot;
     if (free_slots_.empty()) {
       slot = static_cast<uint32_t>(question_.running.size());
@@ -503,13 +511,13 @@ class Run {
   }
 
   void forget_running(uint32_t id, size_t node) {
-    if (id < slot_of_.size() && slot_of_[id] != kNoSlot) {
-      question_.running[slot_of_[id]] = {};  // frees what it held
-      free_slots_.push_back(slot_of_[id]);
-      slot_of_[id] = kNoSlot;
-    }
     auto& on = running_on_node_[node];
-    on.erase(std::find_if(on.begin(), on.end(), [&](const OnNode& pod) { return pod.id == id; }));
+    const auto gone = std::find_if(on.begin(), on.end(), [&](const OnNode& pod) { return pod.id == id; });
+    if (gone->slot != kNoSlot) {
+      question_.running[gone->slot] = {};  // frees what it held
+      free_slots_.push_back(gone->slot);
+    }
+    on.erase(gone);
     auto it = running_by_priority_.find(workload_[id].priority.value);
     if (--it->second == 0) running_by_priority_.erase(it);
   }
@@ -944,46 +952,36 @@ class Run {
   // each priority (a pod with nobody below it skips the search). Each
   // node's list carries what preempt's walk reads of its pods, so the walk
   // does not visit their PodSpecs (hundreds of bytes each).
-  struct OnNode {
-    uint32_t id = 0;
-    int32_t priority = 0;
-    bool guarded = false;  // guarded(id)
-  };
   std::vector<std::vector<OnNode>> running_on_node_;
   std::map<int32_t, size_t> running_by_priority_;
   std::vector<double> queued_at_;     // when each pod (last) joined the queue
   std::vector<double> expected_end_;  // its planned departure (kForever: none)
   std::vector<uint32_t> requeued_;    // preempted, to arrive again
   std::unique_ptr<core::VictimSelector> selector_;
-  // preempt's candidates (kept for their room): each one's score and node.
-  std::vector<core::VictimsScore> scores_;
-  std::vector<size_t> candidates_;
   std::vector<uint32_t> evicting_;  // the chosen node's victims, most important first
   core::FitRule rule_ = core::FitRule::Devices;
   core::PreemptionQuestion question_;
   std::vector<uint32_t> on_node_;  // one node's offer (pods)
-  // pod -> its place in question_.running while it runs, and back.
-  static constexpr uint32_t kNoSlot = UINT32_MAX;
-  std::vector<uint32_t> slot_of_, slot_pod_, free_slots_;
+  // question_.running's places: the pod in each, and those free.
+  std::vector<uint32_t> slot_pod_, free_slots_;
   std::mt19937_64 preemption_rng_;
   // One node's preemption verdict for a (request shape, priority), valid
-  // at the node's version (UINT64_MAX: not known). Every preemption reads
-  // one per node, so it is small; a candidate's victims are kept apart.
+  // at the node's version (UINT64_MAX: not known), with a candidate's
+  // score as pickOneNodeForPreemption compares it (with the budgets'
+  // allowance when the node was asked). The walk reads these in node
+  // order, so the score sits in the same cache lines: kept apart, each
+  // candidate's score was a cache miss.
   struct CachedVerdict {
     uint64_t version = UINT64_MAX;
+    core::VictimsScore score;  // where candidate
     bool candidate = false;
     bool guarded = false;  // a budget guards one of its candidates: not kept
   };
-  // A candidate's victims, and as pickOneNodeForPreemption compares them
-  // (with the budgets' allowance when the node was asked).
-  struct CachedCandidate {
-    core::VictimsScore score;
-    std::vector<uint32_t> pods;  // most important first
-  };
   struct Verdicts {
     std::vector<CachedVerdict> nodes;  // by node
-    // By node, read where it is a candidate: the walk meets them in order.
-    std::vector<CachedCandidate> candidates;
+    // A candidate's victims by node, most important first: read only for
+    // the node chosen.
+    std::vector<std::vector<uint32_t>> victims;
   };
   std::unordered_map<uint64_t, Verdicts> verdicts_;
   std::map<std::string, std::vector<double>> waits_by_class_;
