@@ -88,10 +88,18 @@ std::string Refusal::format() const {
 }
 
 uint64_t Refusal::hash() const {
+  // Two counts a step: the explainer hashes a refusal per node it refits.
   uint64_t h = static_cast<uint64_t>(cards_) * 0x9e3779b97f4a7c15ULL;
-  for (size_t i = 0; i < kReasonCount; ++i)
-    h = (h ^ static_cast<uint64_t>(tally_.count(static_cast<Reason>(i)))) * 0xff51afd7ed558ccdULL;
-  return h;
+  size_t i = 0;
+  for (; i + 1 < kReasonCount; i += 2) {
+    const uint64_t pair =
+        static_cast<uint32_t>(tally_.count(static_cast<Reason>(i))) |
+        static_cast<uint64_t>(static_cast<uint32_t>(tally_.count(static_cast<Reason>(i + 1)))) << 32;
+    h = (h ^ pair) * 0xff51afd7ed558ccdULL;
+  }
+  if (i < kReasonCount)
+    h = (h ^ static_cast<uint32_t>(tally_.count(static_cast<Reason>(i)))) * 0xff51afd7ed558ccdULL;
+  return h ^ (h >> 29);
 }
 
 }  // namespace gpuslice::core

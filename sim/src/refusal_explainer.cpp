@@ -5,6 +5,10 @@
 
 namespace gpuslice::sim {
 
+namespace {
+const core::Refusal kFits{};
+}  // namespace
+
 uint32_t RefusalExplainer::intern(const core::Refusal& refusal) {
   auto& ids = refusal_ids_[refusal.hash()];
   for (uint32_t id : ids)
@@ -23,14 +27,21 @@ NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t sh
     epoch_ = cluster.epoch();
   }
   auto& cache = by_shape_[shape];
-  const core::GpuPolicy gpu = core::GpuPolicy::parse(gpu_policy);
+  if (gpu_policy != gpu_text_) {
+    gpu_ = core::GpuPolicy::parse(gpu_policy);
+    gpu_text_ = gpu_policy;
+  }
   auto refit = [&](size_t id) {
     auto& c = cache.nodes[id];
     if (c.version == cluster.version(id)) return;
-    if (c.version != UINT64_MAX) --cache.count[c.refusal];  // counted before: taken back
+    const bool counted = c.version != UINT64_MAX;
+    if (counted) --cache.count[c.refusal];  // counted before: taken back
     const auto fit = device_fit ? device_fit->fit(cluster.view(id), pod)
-                                : core::fit_pod(cluster.view(id), pod, gpu, scratch_);
-    c = {cluster.version(id), intern(fit.fits ? core::Refusal{} : fit.refusal)};
+                                : core::fit_pod(cluster.view(id), pod, gpu_, scratch_);
+    const core::Refusal& refusal = fit.fits ? kFits : fit.refusal;
+    // Most refits find the node's refusal unchanged: compared before hashed.
+    const uint32_t id_now = counted && refusals_[c.refusal] == refusal ? c.refusal : intern(refusal);
+    c = {cluster.version(id), id_now};
     if (c.refusal >= cache.count.size()) cache.count.resize(c.refusal + 1, 0);
     ++cache.count[c.refusal];
   };

@@ -117,6 +117,7 @@ class Run {
     queued_at_.resize(w.size());
     expected_end_.assign(w.size(), kForever);
     running_on_node_.resize(cluster_.size());
+    running_.reset(workload_.size());
     for (size_t i = 0; i < w.size(); ++i) {
       const auto& p = w[i];
       if (p.duration != kForever) departures_ = true;
@@ -347,7 +348,7 @@ class Run {
     // A node's verdict for this shape at this priority holds while the node
     // is unchanged (its version): on a full fleet most refused pods share a
     // few shapes and a preemption changes a few nodes, so most verdicts are
-    // reused. Victims are kept by pod, apart: only the chosen node's are read.
+    // reused. Victims are not kept: the chosen node's are worked out again.
     Verdicts& verdicts =
         verdicts_[(static_cast<uint64_t>(shape_of(id)) << 32) | static_cast<uint32_t>(q.priority)];
     if (verdicts.nodes.empty()) verdicts.nodes.resize(n);
@@ -370,15 +371,9 @@ class Run {
         if (!on_node_.empty()) {
           const core::NodeVerdict v = selector_->select(q, node, on_node_);
           cached.candidate = v.outcome == core::NodeOutcome::Victims;
-          if (cached.candidate) {
-            if (verdicts.victims.empty()) verdicts.victims.resize(n);
-            std::vector<uint32_t>& kept = verdicts.victims[node];
-            kept.clear();
-            for (uint32_t slot : v.victims.victims) kept.push_back(slot_pod_[slot]);
-            // The score reads the victims' priorities and starts, which
-            // hold while they run here, as the verdict does.
-            cached.score = core::score_victims(v.victims, q.running);
-          }
+          // The score reads the victims' priorities and starts, which
+          // hold while they run here, as the verdict does.
+          if (cached.candidate) cached.score = core::score_victims(v.victims, q.running);
         }
       }
       if (!cached.candidate) continue;
@@ -390,7 +385,20 @@ class Run {
       if (++candidates >= wanted && any_non_violating) break;
     }
     if (!best) return false;
-    evicting_ = verdicts.victims[best_node];
+    // The chosen node's victims, worked out again: its verdict holds (the
+    // node is unchanged since, and one whose pods a budget counts was asked
+    // in this walk), so select answers as it did. Keeping every
+    // candidate's victims cost more than this one call.
+    on_node_.clear();
+    for (OnNode& running : running_on_node_[best_node])
+      if (running.priority < q.priority) on_node_.push_back(offer(running, best_node));
+    const core::NodeVerdict chosen = selector_->select(q, best_node, on_node_);
+    if (chosen.outcome != core::NodeOutcome::Victims ||
+        core::score_victims(chosen.victims, q.running) != best->score)
+      throw std::logic_error(fmt::format("preemption: node '{}' gave other victims than its kept verdict",
+                                         cluster_.node(best_node).name));
+    evicting_.clear();
+    for (uint32_t slot : chosen.victims.victims) evicting_.push_back(slot_pod_[slot]);
     for (uint32_t victim : evicting_) evict(victim, id, best_node);
     return try_place(id);
   }
@@ -422,10 +430,10 @@ class Run {
     rp.budgets = workload_[id].guarded_by_budgets;
     if (protected_budget_ != UINT32_MAX && workload_[id].pdb_protected)
       rp.budgets.push_back(protected_budget_);
-    rp.allocation = running_.at(id).allocation;
     rp.host = workload_[id].request.host;
-    // Offered on many nodes' verdicts while it runs: its charges once.
-    rp.charges = core::effective_charges(rp.allocation, cluster_.node(node).devices);
+    // Offered on many nodes' verdicts while it runs: its charges once, and
+    // the allocation itself not copied (preemption reads the charges).
+    rp.charges = core::effective_charges(running_.at(id).allocation, cluster_.node(node).devices);
     return rp;
   }
 
@@ -499,14 +507,14 @@ class Run {
 
   // A running pod leaves its node before its end (preempted or drained).
   void take_off(uint32_t id, size_t node) {
-    auto it = running_.find(id);
+    const Placement& placed = running_.at(id);
     const PodSpec& v = workload_[id];
-    cluster_.release(node, it->second.allocation, v.request.host);
-    if (quota_) quotas_.release(v.request.ns, core::quota_use(it->second.allocation));
-    core::unreserved(*policy_, cluster_.view(node), v.request, it->second.allocation);
-    moved(&RunObserver::departed, id, node, it->second.allocation);
+    cluster_.release(node, placed.allocation, v.request.host);
+    if (quota_) quotas_.release(v.request.ns, core::quota_use(placed.allocation));
+    core::unreserved(*policy_, cluster_.view(node), v.request, placed.allocation);
+    moved(&RunObserver::departed, id, node, placed.allocation);
     forget_running(id, node);
-    running_.erase(it);
+    running_.erase(id);
     count_in_budgets(id, 0, -1);
   }
 
@@ -751,20 +759,20 @@ class Run {
     // A departure planned before the pod was preempted: it no longer runs
     // that placement (it may be waiting, or placed again with a new end).
     if (engine_.now() != expected_end_[id]) return;
-    auto it = running_.find(id);
+    const Placement* placed = running_.find(id);
     // Taken off and placed again in one instant (a node drained right after
     // the pod landed on it): the old departure falls on the new one's time.
-    if (it == running_.end()) return;
+    if (!placed) return;
     const auto& p = workload_[id];
-    cluster_.release(it->second.node, it->second.allocation, p.request.host);
-    if (quota_) quotas_.release(p.request.ns, core::quota_use(it->second.allocation));
-    core::unreserved(*policy_, cluster_.view(it->second.node), p.request, it->second.allocation);
-    moved(&RunObserver::departed, id, it->second.node, it->second.allocation);
-    forget_running(id, it->second.node);
+    cluster_.release(placed->node, placed->allocation, p.request.host);
+    if (quota_) quotas_.release(p.request.ns, core::quota_use(placed->allocation));
+    core::unreserved(*policy_, cluster_.view(placed->node), p.request, placed->allocation);
+    moved(&RunObserver::departed, id, placed->node, placed->allocation);
+    forget_running(id, placed->node);
     count_in_budgets(id, -1, -1);
     records_[id].end = engine_.now();
     records_[id].status = "completed";
-    running_.erase(it);
+    running_.erase(id);
     retry_pending();
     requeue_preempted();
   }
@@ -897,6 +905,38 @@ class Run {
     size_t node;
     core::PodAllocation allocation;
   };
+  // The pods running now, by pod: a table as long as the workload (a hash
+  // map's lookups showed in preemption, which asks for many of them).
+  class RunningPods {
+   public:
+    void reset(size_t pods) {
+      placed_.assign(pods, {});
+      running_.assign(pods, 0);
+      count_ = 0;
+    }
+    void emplace(uint32_t id, Placement placement) {
+      placed_.at(id) = std::move(placement);
+      running_[id] = 1;
+      ++count_;
+    }
+    const Placement* find(uint32_t id) const { return running_.at(id) ? &placed_[id] : nullptr; }
+    const Placement& at(uint32_t id) const {
+      if (!running_.at(id)) throw std::logic_error(fmt::format("pod {} is not running", id));
+      return placed_[id];
+    }
+    void erase(uint32_t id) {
+      placed_.at(id).allocation = {};
+      running_[id] = 0;
+      --count_;
+    }
+    size_t size() const { return count_; }
+    bool empty() const { return count_ == 0; }
+
+   private:
+    std::vector<Placement> placed_;
+    std::vector<uint8_t> running_;
+    size_t count_ = 0;
+  };
 
   // Typical pods are counted over the trace itself, not the study's extra draws.
   // The typical pods FGD and the fragmentation measure fit with HAMi's
@@ -947,7 +987,7 @@ class Run {
   std::unique_ptr<core::Policy> fit_policy_;
   core::Scheduler fit_scheduler_;
   std::vector<int8_t> never_fits_;  // by request shape: -1 unknown, 0 fits, 1 never
-  std::unordered_map<uint32_t, Placement> running_;
+  RunningPods running_;
   // Preemption's view of the running pods: by node, and how many run at
   // each priority (a pod with nobody below it skips the search). Each
   // node's list carries what preempt's walk reads of its pods, so the walk
@@ -979,9 +1019,6 @@ class Run {
   };
   struct Verdicts {
     std::vector<CachedVerdict> nodes;  // by node
-    // A candidate's victims by node, most important first: read only for
-    // the node chosen.
-    std::vector<std::vector<uint32_t>> victims;
   };
   std::unordered_map<uint64_t, Verdicts> verdicts_;
   std::map<std::string, std::vector<double>> waits_by_class_;

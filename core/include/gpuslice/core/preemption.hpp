@@ -25,12 +25,13 @@ namespace gpuslice::core {
 
 // A pod running on a node, as preemption sees it.
 struct RunningPod {
-  std::string id;            // the caller's name for it (the extender: its UID)
-  size_t node = 0;           // where it runs
-  int32_t priority = 0;      // spec.priority (0 when unset)
-  double start_time = 0;     // status.startTime in seconds; not started: the caller's "now"
-  PodAllocation allocation;  // what it holds on `node` (charged in the cluster)
-  HostResources host;        // CPU and memory it holds there (charged in the cluster)
+  std::string id;         // the caller's name for it (the extender: its UID)
+  size_t node = 0;        // where it runs
+  int32_t priority = 0;   // spec.priority (0 when unset)
+  double start_time = 0;  // status.startTime in seconds; not started: the caller's "now"
+  PodAllocation
+      allocation;      // what it holds on `node` (charged in the cluster); unread where `charges` is given
+  HostResources host;  // CPU and memory it holds there (charged in the cluster)
   // The PodDisruptionBudgets that count this pod (indexes into
   // PreemptionQuestion::budgets): same namespace, selector matches, and the
   // pod is not among the budget's status.disruptedPods. The caller resolves
@@ -167,6 +168,7 @@ struct VictimsScore {
   int64_t earliest_top_ns = 0;  // GetEarliestPodStartTime: among the highest-priority victims, nanoseconds
   int32_t top_priority = 0;     // the first (most important) victim's
   int32_t count = 0;            // victims
+  friend bool operator==(const VictimsScore&, const VictimsScore&) = default;
 };
 // `node` has at least one victim, most important first.
 VictimsScore score_victims(const NodeVictims& node, std::span<const RunningPod> running);

@@ -11,6 +11,7 @@
 
 #include "gpuslice/core/cluster.hpp"
 #include "gpuslice/core/fit.hpp"
+#include "gpuslice/core/gpu_policy.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/core/reasons.hpp"
 #include "gpuslice/core/request.hpp"
@@ -48,6 +49,8 @@ class RefusalExplainer {
   std::unordered_map<uint64_t, std::vector<uint32_t>> refusal_ids_;  // by hash
   uint64_t epoch_ = 0;
   core::FitScratch scratch_;
+  std::string gpu_text_;  // what gpu_ was parsed from
+  core::GpuPolicy gpu_ = core::GpuPolicy::parse("");
 };
 
 }  // namespace gpuslice::sim
