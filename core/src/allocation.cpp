@@ -89,8 +89,9 @@ void add_charge(DeviceUsage& use, const DeviceUsage& charge, int sign) {
 }
 
 bool holds_charge(const DeviceUsage& use, const DeviceUsage& charge) {
-  for (int k = 0; k < 8; ++k)
-    if (((use.mig_slices >> (8 * k)) & 0xffu) < ((charge.mig_slices >> (8 * k)) & 0xffu)) return false;
+  if (charge.mig_slices != 0)
+    for (int k = 0; k < 8; ++k)
+      if (((use.mig_slices >> (8 * k)) & 0xffu) < ((charge.mig_slices >> (8 * k)) & 0xffu)) return false;
   return use.slots >= charge.slots && use.memory_mib >= charge.memory_mib && use.cores >= charge.cores &&
          use.memory_ratio >= charge.memory_ratio && use.memory_bytes() >= charge.memory_bytes() &&
          use.closed_by >= charge.closed_by;

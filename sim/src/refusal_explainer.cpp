@@ -7,6 +7,7 @@ namespace gpuslice::sim {
 
 namespace {
 const core::Refusal kFits{};
+constexpr uint64_t kUnfitted = UINT64_MAX;
 }  // namespace
 
 uint32_t RefusalExplainer::intern(const core::Refusal& refusal) {
@@ -31,30 +32,47 @@ NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t sh
     gpu_ = core::GpuPolicy::parse(gpu_policy);
     gpu_text_ = gpu_policy;
   }
-  auto refit = [&](size_t id) {
-    auto& c = cache.nodes[id];
-    if (c.version == cluster.version(id)) return;
-    const bool counted = c.version != UINT64_MAX;
-    if (counted) --cache.count[c.refusal];  // counted before: taken back
+  // Node `id` changed since fitted (its version `now`): fitted again and
+  // counted under its refusal now.
+  auto refit = [&](size_t id, uint64_t now) {
+    const bool counted = cache.version[id] != kUnfitted;
+    uint32_t& held = cache.refusal[id];
+    if (counted) --cache.count[held];  // counted before: taken back
     const auto fit = device_fit ? device_fit->fit(cluster.view(id), pod)
                                 : core::fit_pod(cluster.view(id), pod, gpu_, scratch_);
     const core::Refusal& refusal = fit.fits ? kFits : fit.refusal;
     // Most refits find the node's refusal unchanged: compared before hashed.
-    const uint32_t id_now = counted && refusals_[c.refusal] == refusal ? c.refusal : intern(refusal);
-    c = {cluster.version(id), id_now};
-    if (c.refusal >= cache.count.size()) cache.count.resize(c.refusal + 1, 0);
-    ++cache.count[c.refusal];
+    if (!counted || !(refusals_[held] == refusal)) held = intern(refusal);
+    cache.version[id] = now;
+    if (held >= cache.count.size()) cache.count.resize(held + 1, 0);
+    ++cache.count[held];
   };
-  if (cache.nodes.size() != cluster.size()) cache = Shape{std::vector<Cached>(cluster.size()), {}, 0};
+  if (cache.version.size() != cluster.size()) {
+    cache = Shape{};
+    cache.version.assign(cluster.size(), kUnfitted);
+    cache.refusal.assign(cluster.size(), 0);
+  }
   if (cache.seen < cluster.first_change() || cache.seen == 0) {
     // New, or behind what the cluster's change log keeps: every node.
-    for (size_t id = 0; id < cluster.size(); ++id) refit(id);
+    for (size_t id = 0; id < cluster.size(); ++id)
+      if (const uint64_t now = cluster.version(id); cache.version[id] != now) refit(id, now);
   } else {
     // Only the nodes changed since the last call, each at its latest entry:
     // a scan of every node's version per refusal was most of this call.
-    for (size_t i = cache.seen; i < cluster.change_count(); ++i) {
+    // A shape's versions are cold by its next call, and a refit between
+    // two entries keeps the next entry's load from starting early: it is
+    // asked for a few entries ahead.
+    constexpr size_t kAhead = 8;
+    const size_t end = cluster.change_count();
+    for (size_t i = cache.seen; i < end; ++i) {
+      if (i + kAhead < end) {
+        const uint32_t ahead = cluster.changed_node(i + kAhead);
+        __builtin_prefetch(&cache.version[ahead]);
+        __builtin_prefetch(&cache.refusal[ahead]);
+      }
       const uint32_t id = cluster.changed_node(i);
-      if (cluster.changed_at(id) == i + 1) refit(id);
+      if (cluster.changed_at(id) != i + 1) continue;
+      if (const uint64_t now = cluster.version(id); cache.version[id] != now) refit(id, now);
     }
   }
   cache.seen = cluster.change_count();

@@ -31,16 +31,14 @@ class RefusalExplainer {
                          const std::string& gpu_policy, core::DeviceFit* fit = nullptr);
 
  private:
-  struct Cached {
-    uint64_t version = UINT64_MAX;
-    uint32_t refusal = 0;  // index into refusals_
-  };
   // One shape's refusal per node and how many nodes give each refusal,
   // kept as nodes change: a call refits and recounts only changed nodes.
+  // Versions apart from refusals: the scans read versions alone.
   struct Shape {
-    std::vector<Cached> nodes;
-    std::vector<size_t> count;  // by index into refusals_
-    size_t seen = 0;            // the cluster's change_count() when last brought up to date
+    std::vector<uint64_t> version;  // by node: its version when fitted (UINT64_MAX: never)
+    std::vector<uint32_t> refusal;  // by node: index into refusals_
+    std::vector<size_t> count;      // by index into refusals_
+    size_t seen = 0;                // the cluster's change_count() when last brought up to date
   };
   uint32_t intern(const core::Refusal& refusal);
 
