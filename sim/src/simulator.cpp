@@ -70,6 +70,7 @@ TranslatedWorkload translate_workload(const Workload& w, core::Dialect dialect) 
 class Run {
   // A running pod as preemption's walk reads it on its node (running_on_node_).
   static constexpr uint32_t kNoSlot = UINT32_MAX;
+  static constexpr size_t kEventsPerPodReserved = 3;
   struct OnNode {
     uint32_t id = 0;
     int32_t priority = 0;
@@ -138,6 +139,10 @@ class Run {
 
   RunResult go(const std::string& name) {
     const auto start = std::chrono::steady_clock::now();
+    // Room for a few events a pod up front: the list grows to tens of
+    // thousands on a trace, and each doubling copied it into new pages
+    // (the memory set aside is not touched until used).
+    if (options_.records) result_.events.reserve(kEventsPerPodReserved * workload_.size());
     for (uint32_t i = 0; i < workload_.size(); ++i) {
       const auto& p = workload_[i];
       PodRecord& r = records_[i];
@@ -270,6 +275,27 @@ class Run {
         explain_by_counts(id);
       return false;
     }
+    start(id, std::move(d));
+    return true;
+  }
+
+  // kube-scheduler's next attempt for a pod that preempted on `node` (its
+  // nominatedNodeName): the nominated node alone first (evaluateNominatedNode),
+  // the whole fleet only if the pod does not fit there. The node is the only
+  // one preemption changed since the pod fitted nowhere, so this is also
+  // where a fleet-wide search would put it, without ranking every node.
+  bool place_nominated(uint32_t id, size_t node) {
+    const std::vector<size_t> nominated{node};
+    core::Decision d = scheduler_.place_among(cluster_, nominated, 1, workload_[id].request, *policy_,
+                                              core::Detail::Minimal);
+    if (!d.placed()) return try_place(id);
+    start(id, std::move(d));
+    return true;
+  }
+
+  // The pod runs where `d` places it from now.
+  void start(uint32_t id, core::Decision&& d) {
+    const auto& p = workload_[id];
     core::Scheduler::commit(cluster_, p.request, d, *policy_, quota_);
     moved(&RunObserver::placed, id, *d.node, d.allocation);
     auto& r = records_[id];
@@ -290,7 +316,6 @@ class Run {
     running_on_node_[*d.node].push_back({id, p.priority.value, guarded(id)});
     ++running_by_priority_[p.priority.value];
     running_.emplace(id, Placement{*d.node, std::move(d.allocation)});
-    return true;
   }
 
   // A placed pod's departure. A pod preempted and placed again has a new
@@ -400,7 +425,7 @@ class Run {
     evicting_.clear();
     for (uint32_t slot : chosen.victims.victims) evicting_.push_back(slot_pod_[slot]);
     for (uint32_t victim : evicting_) evict(victim, id, best_node);
-    return try_place(id);
+    return place_nominated(id, best_node);
   }
 
   // The running pod's place in question_.running, made on first use.

@@ -74,9 +74,33 @@ std::vector<DeviceCharge> effective_charges(const PodAllocation& allocation,
 // One charge added to (sign +1) or taken from (-1) a card's use, every
 // dimension and MIG slice: the arithmetic of Cluster and of preemption's
 // what-if, kept in one place so an eviction frees what a release frees.
-void add_charge(DeviceUsage& use, const DeviceUsage& charge, int sign);
+// Inline, with holds_charge: the what-if runs them for every pod it takes
+// away and puts back.
+inline void add_charge(DeviceUsage& use, const DeviceUsage& charge, int sign) {
+  use.slots += sign * charge.slots;
+  use.memory_mib += sign * charge.memory_mib;
+  use.cores += sign * charge.cores;
+  use.memory_ratio += sign * charge.memory_ratio;
+  use.memory_sub_mib += sign * charge.memory_sub_mib;
+  use.closed_by += sign * charge.closed_by;
+  // Per-slice counts in byte lanes: adding or taking away lane by lane
+  // never carries while each lane stays within 0..255 (holds_charge checks
+  // a release; a charge counts one instance per slice).
+  if (sign > 0)
+    use.mig_slices += charge.mig_slices;
+  else
+    use.mig_slices -= charge.mig_slices;
+}
+
 // Whether `use` holds at least `charge` in every dimension and MIG slice
 // (what a release may take away).
-bool holds_charge(const DeviceUsage& use, const DeviceUsage& charge);
+inline bool holds_charge(const DeviceUsage& use, const DeviceUsage& charge) {
+  if (charge.mig_slices != 0)
+    for (int k = 0; k < 8; ++k)
+      if (((use.mig_slices >> (8 * k)) & 0xffu) < ((charge.mig_slices >> (8 * k)) & 0xffu)) return false;
+  return use.slots >= charge.slots && use.memory_mib >= charge.memory_mib && use.cores >= charge.cores &&
+         use.memory_ratio >= charge.memory_ratio && use.memory_bytes() >= charge.memory_bytes() &&
+         use.closed_by >= charge.closed_by;
+}
 
 }  // namespace gpuslice::core
