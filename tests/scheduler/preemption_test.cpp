@@ -36,6 +36,22 @@ Node node_with_cards(const std::string& name, int cards, int32_t slots = 10) {
   return n;
 }
 
+// An A100 in MIG mode (HAMi's a100MigProfiles), scaled to memory slices
+// of `slice_mib`: instances of 1, 2 and 4 slices (1g, 2g, 3g).
+void mig_mode(Device& card, int32_t slice_mib) {
+  card.mode = "mig";
+  card.slots = 7;
+  card.memory_mib = 8 * slice_mib;
+  auto name = [&](int g, int32_t mib) {
+    return std::to_string(g) + "g." + std::to_string(mib / 1000) + "gb";
+  };
+  card.mig_profiles = {
+      {name(1, slice_mib), slice_mib, 14, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}},
+      {name(2, 2 * slice_mib), 2 * slice_mib, 28, 2, {{0, 2}, {2, 2}, {4, 2}}},
+      {name(3, 4 * slice_mib), 4 * slice_mib, 42, 3, {{0, 4}, {4, 4}}},
+  };
+}
+
 // One container on `card` holding `mib` and `cores`.
 PodAllocation on_card(int card, int64_t mib, int32_t cores = 0) {
   PodAllocation a;
@@ -151,15 +167,8 @@ TEST_CASE("preemption frees the MIG instance a victim holds", "[preemption][mig]
   // the victim. Evicting a pod frees its slices as Cluster::release does;
   // a what-if that kept them would find no room on the card at all.
   Fixture f;
-  Node n = node_with_cards("n0", 1, 7);
-  Device& card = n.devices[0];
-  card.mode = "mig";
-  card.memory_mib = 40960;
-  card.mig_profiles = {
-      {"1g.5gb", 5120, 14, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}},
-      {"2g.10gb", 10240, 28, 2, {{0, 2}, {2, 2}, {4, 2}}},
-      {"3g.20gb", 20480, 42, 3, {{0, 4}, {4, 4}}},
-  };
+  Node n = node_with_cards("n0", 1);
+  mig_mode(n.devices[0], 5120);  // 40960 MiB: 1g.5gb, 2g.10gb, 3g.20gb
   f.cluster.add_node(n);
   auto instance = [](MigPlacement at) {
     PodAllocation a;
@@ -387,18 +396,10 @@ TEST_CASE("randomised: every plan fits and no proper subset of its victims does"
     const int nodes = pick(1, 4);
     for (int n = 0; n < nodes; ++n) {
       Node node = node_with_cards("n" + std::to_string(n), pick(1, 4), 4);
-      // Some cards in MIG mode (HAMi's a100MigProfiles on a 16000 MiB card
-      // scaled down): an eviction must free the victim's slices.
+      // Some cards in MIG mode (16000 MiB as the others): an eviction must
+      // free the victim's slices.
       for (Device& card : node.devices)
-        if (pick(0, 3) == 0) {
-          card.mode = "mig";
-          card.slots = 7;
-          card.mig_profiles = {
-              {"1g.2gb", 2000, 14, 1, {{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}},
-              {"2g.4gb", 4000, 28, 2, {{0, 2}, {2, 2}, {4, 2}}},
-              {"3g.8gb", 8000, 42, 3, {{0, 4}, {4, 4}}},
-          };
-        }
+        if (pick(0, 3) == 0) mig_mode(card, 2000);
       f.cluster.add_node(node);
     }
     f.question.budgets = {pick(0, 2), pick(0, 2)};
