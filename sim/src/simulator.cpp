@@ -530,7 +530,7 @@ class Run {
     }
   }
 
-  // A running pod leaves its node before its end (preempted or drained).
+  // A running pod leaves its node: at its end, or before it (preempted or drained).
   void take_off(uint32_t id, size_t node) {
     const Placement& placed = running_.at(id);
     const PodSpec& v = workload_[id];
@@ -788,16 +788,10 @@ class Run {
     // Taken off and placed again in one instant (a node drained right after
     // the pod landed on it): the old departure falls on the new one's time.
     if (!placed) return;
-    const auto& p = workload_[id];
-    cluster_.release(placed->node, placed->allocation, p.request.host);
-    if (quota_) quotas_.release(p.request.ns, core::quota_use(placed->allocation));
-    core::unreserved(*policy_, cluster_.view(placed->node), p.request, placed->allocation);
-    moved(&RunObserver::departed, id, placed->node, placed->allocation);
-    forget_running(id, placed->node);
-    count_in_budgets(id, -1, -1);
+    take_off(id, placed->node);
+    count_in_budgets(id, -1, 0);  // it ends: nothing makes it again
     records_[id].end = engine_.now();
     records_[id].status = "completed";
-    running_.erase(id);
     retry_pending();
     requeue_preempted();
   }
