@@ -71,6 +71,7 @@ class Run {
   // A running pod as preemption's walk reads it on its node (running_on_node_).
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   static constexpr size_t kEventsPerPodReserved = 3;
+  static constexpr size_t kEventsReservedAtMost = size_t{1} << 20;
   struct OnNode {
     uint32_t id = 0;
     int32_t priority = 0;
@@ -141,8 +142,10 @@ class Run {
     const auto start = std::chrono::steady_clock::now();
     // Room for a few events a pod up front: the list grows to tens of
     // thousands on a trace, and each doubling copied it into new pages
-    // (the memory set aside is not touched until used).
-    if (options_.records) result_.events.reserve(kEventsPerPodReserved * workload_.size());
+    // (the memory set aside is not touched until used). Capped, so a
+    // trace of millions of pods does not set gigabytes aside.
+    if (options_.records)
+      result_.events.reserve(std::min(kEventsPerPodReserved * workload_.size(), kEventsReservedAtMost));
     for (uint32_t i = 0; i < workload_.size(); ++i) {
       const auto& p = workload_[i];
       PodRecord& r = records_[i];
