@@ -23,6 +23,26 @@ uint32_t RefusalExplainer::intern(const core::Refusal& refusal) {
 NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t shape,
                                          const core::PodRequest& pod, const std::string& gpu_policy,
                                          core::DeviceFit* device_fit) {
+  const auto& count = brought_up_to_date(cluster, shape, pod, gpu_policy, device_fit).count;
+  NodesPerReason nodes{};
+  for (size_t r = 0; r < count.size(); ++r)
+    if (count[r] > 0)
+      refusals_[r].for_each_reason(
+          [&](core::Reason reason) { nodes[static_cast<size_t>(reason)] += count[r]; });
+  return nodes;
+}
+
+size_t RefusalExplainer::fitting(const core::Cluster& cluster, size_t shape, const core::PodRequest& pod,
+                                 const std::string& gpu_policy, core::DeviceFit* device_fit) {
+  const auto& count = brought_up_to_date(cluster, shape, pod, gpu_policy, device_fit).count;
+  const uint32_t fits = intern(kFits);
+  return fits < count.size() ? count[fits] : 0;
+}
+
+RefusalExplainer::Shape& RefusalExplainer::brought_up_to_date(const core::Cluster& cluster, size_t shape,
+                                                              const core::PodRequest& pod,
+                                                              const std::string& gpu_policy,
+                                                              core::DeviceFit* device_fit) {
   if (epoch_ != cluster.epoch()) {
     by_shape_.clear();
     epoch_ = cluster.epoch();
@@ -76,13 +96,7 @@ NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t sh
     }
   }
   cache.seen = cluster.change_count();
-  const auto& count = cache.count;
-  NodesPerReason nodes{};
-  for (size_t r = 0; r < count.size(); ++r)
-    if (count[r] > 0)
-      refusals_[r].for_each_reason(
-          [&](core::Reason reason) { nodes[static_cast<size_t>(reason)] += count[r]; });
-  return nodes;
+  return cache;
 }
 
 }  // namespace gpuslice::sim

@@ -261,7 +261,9 @@ class Run {
   bool try_place(uint32_t id, bool first_attempt = false) {
     const auto& p = workload_[id];
     const core::Detail detail = full_events_ && first_attempt ? core::Detail::Full : core::Detail::Minimal;
-    core::Decision d = scheduler_.place(cluster_, p.request, *policy_, detail);
+    core::Decision d = detail == core::Detail::Minimal && fits_no_node_as_kept(id)
+                           ? core::Decision{}
+                           : scheduler_.place(cluster_, p.request, *policy_, detail);
     if (!d.placed()) {
       // A snapshot run's pods say in numbers how close the best card came.
       if (options_.records && !p.origin.empty() && records_[id].shortfall.empty() && !policy_->device_fit())
@@ -279,6 +281,28 @@ class Run {
       return false;
     }
     start(id, std::move(d));
+    return true;
+  }
+
+  // True when the per-node refusals kept for the pod's shape (refitted on
+  // the nodes changed since they were last asked) show no node that fits:
+  // the scheduler accepts no node HAMi's fit refuses, so its scan of the
+  // fleet would place the pod nowhere. Only a shape refused before is
+  // asked (on a full fleet most refusals repeat a shape, and a victim made
+  // again is most often refused), and never under a policy drawing lots:
+  // skipping its decision would skip a draw and change every later one.
+  bool fits_no_node_as_kept(uint32_t id) {
+    if (policy_->lottery() || !explainer_.knows(cluster_, shape_of(id))) return false;
+    const auto& p = workload_[id];
+    if (explainer_.fitting(cluster_, shape_of(id), p.request, policy_->gpu_policy_for(p.request),
+                           policy_->device_fit()) > 0)
+      return false;
+#ifndef NDEBUG
+    // Debug builds (the sanitizer job) check the claim on every use.
+    if (scheduler_.place(cluster_, p.request, *policy_, core::Detail::Minimal).placed())
+      throw std::logic_error(fmt::format(
+          "pod '{}' fits no node by its kept refusals, yet the scheduler places it", p.request.name));
+#endif
     return true;
   }
 

@@ -29,6 +29,16 @@ class RefusalExplainer {
   // else HAMi's with `gpu_policy`.
   NodesPerReason reasons(const core::Cluster& cluster, size_t shape, const core::PodRequest& pod,
                          const std::string& gpu_policy, core::DeviceFit* fit = nullptr);
+  // How many nodes fit `pod` in the same terms. None means no scheduler
+  // placing by that fit takes the pod anywhere: it accepts no node the fit
+  // refuses.
+  size_t fitting(const core::Cluster& cluster, size_t shape, const core::PodRequest& pod,
+                 const std::string& gpu_policy, core::DeviceFit* fit = nullptr);
+  // True when `shape` was explained on this cluster's history already, so
+  // asking it again costs a refit of the nodes changed since, not the fleet.
+  bool knows(const core::Cluster& cluster, size_t shape) const {
+    return epoch_ == cluster.epoch() && by_shape_.count(shape) > 0;
+  }
 
  private:
   // One shape's refusal per node and how many nodes give each refusal,
@@ -40,6 +50,9 @@ class RefusalExplainer {
     std::vector<size_t> count;      // by index into refusals_
     size_t seen = 0;                // the cluster's change_count() when last brought up to date
   };
+  // The shape's kept refusals, refitted on the nodes changed since its last call.
+  Shape& brought_up_to_date(const core::Cluster& cluster, size_t shape, const core::PodRequest& pod,
+                            const std::string& gpu_policy, core::DeviceFit* fit);
   uint32_t intern(const core::Refusal& refusal);
 
   std::unordered_map<size_t, Shape> by_shape_;
