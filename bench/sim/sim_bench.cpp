@@ -15,6 +15,13 @@
 //                                    of up to 1,000 nodes each (Cluster Autoscaler); the
 //                                    median wall time of `runs` runs (default 3) and the run's
 //                                    pods, scale-ups, scale-downs, peak nodes and cost
+//   sim_bench preemption [runs]      scenarios/openb-priorities.yaml (openb with three priority
+//                                    classes) with --preemption off and hami-aware, in turn,
+//                                    `runs` times each (default 11): the median of each mode's
+//                                    loop and of its whole run as the command makes it (read the
+//                                    scenario and trace, simulate, write the outputs and the
+//                                    report), and the medians of the pairs' ratios (issue 34's
+//                                    goal: at most 1.5x)
 //   sim_bench study [dir] [jobs]     the study's grid: every openb_pod_list_*.csv in dir
 //                                    (default: the shipped data) x 6 policies x seeds 42-51,
 //                                    on all cores (or jobs); wall time of the grid and the
@@ -22,10 +29,16 @@
 //
 // Wall time covers the event loop (what summary.json's wall_seconds reports);
 // building the workload and writing outputs are timed apart.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -33,13 +46,17 @@
 #include <vector>
 
 #include "gpuslice/core/policy.hpp"
+#include "gpuslice/sim/html_report.hpp"
 #include "gpuslice/sim/openb.hpp"
+#include "gpuslice/sim/report.hpp"
 #include "gpuslice/sim/scenario.hpp"
 #include "gpuslice/sim/simulator.hpp"
 #include "gpuslice/sim/study.hpp"
 #include "measure.hpp"
 
 using namespace gpuslice::sim;
+
+extern char** environ;
 
 namespace {
 
@@ -192,6 +209,121 @@ int autoscale(const std::string& policy, int runs) {
   return 0;
 }
 
+// One run as `gpuslice simulate` makes it, in this process: the loop's
+// wall time, and the whole of reading, running and writing (no process
+// start or exit).
+struct InProcessRun {
+  double loop_s = 0, read_run_write_s = 0;
+};
+
+InProcessRun in_process_run(const std::string& scenario, Preemption mode, const std::string& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const Scenario s = load_scenario(scenario);
+  RunOptions o;
+  o.policy = s.policy;
+  o.gpu_policy = s.gpu_policy;
+  o.queue = s.queue;
+  o.seed = s.seed;
+  o.preemption = mode;
+  const RunResult r = simulate(s, o);
+  write_outputs(r, out);
+  write_report(r, out);
+  return {r.summary["wall_seconds"].get<double>(), seconds_since(t0)};
+}
+
+// The command itself, a child process as a shell runs it: its wall time
+// and its CPU time (user + system, the kernel's account of the child).
+struct ProcessRun {
+  double wall_s = 0, cpu_s = 0;
+};
+
+ProcessRun process_run(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, args[0], &quiet, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&quiet);
+  if (spawned != 0)
+    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(spawned)));
+  int status = 0;
+  rusage usage{};
+  if (wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
+  const double wall = seconds_since(t0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("{} failed (status {})", fmt::join(argv, " "), status));
+  auto seconds = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
+  return {wall, seconds(usage.ru_utime) + seconds(usage.ru_stime)};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// A figure of both modes, pair by pair.
+struct PairedFigure {
+  explicit PairedFigure(std::string figure) : name(std::move(figure)) {}
+  std::string name;
+  std::vector<double> off, on, ratio;
+  void add(double off_s, double on_s) {
+    off.push_back(off_s);
+    on.push_back(on_s);
+    ratio.push_back(on_s / off_s);
+  }
+  void print() const {
+    fmt::print("{:<30} {:>8.4f} {:>12.4f} {:>7.2f}x\n", name, median(off), median(on), median(ratio));
+  }
+};
+
+int preemption(int runs) {
+  const std::string scenario = std::string(GPUSLICE_SOURCE_DIR) + "/scenarios/openb-priorities.yaml";
+  const std::string out = (std::filesystem::temp_directory_path() / "gpuslice-sim-bench-preemption").string();
+  // The gpuslice executable built beside this benchmark, if any.
+  const std::string gpuslice =
+      (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "gpuslice").string();
+  const bool has_command = std::filesystem::exists(gpuslice);
+  auto command = [&](Preemption mode) {
+    return process_run({gpuslice, "simulate", scenario, "--preemption", std::string(preemption_name(mode)),
+                        "--out", out, "--quiet"});
+  };
+  PairedFigure loop{"loop (the wall time it prints)"}, in_process{"read, run, write (in process)"},
+      command_cpu{"gpuslice simulate, CPU"}, command_wall{"gpuslice simulate, wall"};
+  in_process_run(scenario, Preemption::Off, out);  // warm: the trace read once before timing
+  for (int i = 0; i < runs; ++i) {
+    const InProcessRun off = in_process_run(scenario, Preemption::Off, out);
+    const InProcessRun on = in_process_run(scenario, Preemption::HamiAware, out);
+    loop.add(off.loop_s, on.loop_s);
+    in_process.add(off.read_run_write_s, on.read_run_write_s);
+    if (has_command) {
+      const ProcessRun off_command = command(Preemption::Off);
+      const ProcessRun on_command = command(Preemption::HamiAware);
+      command_cpu.add(off_command.cpu_s, on_command.cpu_s);
+      command_wall.add(off_command.wall_s, on_command.wall_s);
+    }
+  }
+  std::filesystem::remove_all(out);
+  fmt::print("openb-priorities, hami-binpack, seed 42: {} pairs in turn, medians (ratio: of the pairs')\n",
+             runs);
+  fmt::print("{:<30} {:>8} {:>12} {:>8}\n", "", "off s", "hami-aware s", "ratio");
+  loop.print();
+  in_process.print();
+  if (has_command) {
+    command_cpu.print();
+    command_wall.print();
+  } else {
+    fmt::print("(no {} beside this benchmark: the command's own rows are left out)\n", gpuslice);
+  }
+  return 0;
+}
+
 void print_synthetic(size_t nodes, size_t pods, const SyntheticFigures& f) {
   fmt::print("{:>8} {:>9} {:>8.2f} {:>8.2f} {:>10.0f} {:>8.1f}% {:>8.0f}s {:>9.0f}\n", nodes, pods, f.build_s,
              f.run_s, static_cast<double>(pods) / f.run_s, f.final_alloc, f.p95_pending, f.rss_mib);
@@ -210,6 +342,7 @@ int main(int argc, char** argv) {
       if (argc > 2) dir = argv[2];
       return study(dir, argc > 3 ? static_cast<unsigned>(std::stoul(argv[3])) : 0u);
     }
+    if (mode == "preemption") return preemption(argc > 2 ? std::stoi(argv[2]) : 11);
     if (mode == "autoscale")
       return autoscale(argc > 2 ? argv[2] : "hami-binpack", argc > 3 ? std::stoi(argv[3]) : 3);
     if (mode == "synthetic") {
@@ -233,7 +366,7 @@ int main(int argc, char** argv) {
     fmt::print(
         stderr,
         "usage: sim_bench openb [policy...] | synthetic [nodes] [pods] | scaling | study [dir] [jobs] | "
-        "autoscale [policy] [runs]\n");
+        "autoscale [policy] [runs] | preemption [runs]\n");
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "sim_bench: {}\n", e.what());
