@@ -219,11 +219,7 @@ struct InProcessRun {
 InProcessRun in_process_run(const std::string& scenario, Preemption mode, const std::string& out) {
   const auto t0 = std::chrono::steady_clock::now();
   const Scenario s = load_scenario(scenario);
-  RunOptions o;
-  o.policy = s.policy;
-  o.gpu_policy = s.gpu_policy;
-  o.queue = s.queue;
-  o.seed = s.seed;
+  RunOptions o = scenario_options(s);
   o.preemption = mode;
   const RunResult r = simulate(s, o);
   write_outputs(r, out);

@@ -248,11 +248,9 @@ void register_cli(CLI::App& app) {
     }
     Scenario scenario = load_input(*a, seed_list(*a, 42).front());
     warn_read(scenario);
-    RunOptions options;
+    RunOptions options = scenario_options(scenario);  // policy and seed are set per run below
     const std::vector<std::string> policies = policy_list(a->policy.empty() ? scenario.policy : a->policy);
-    options.gpu_policy = scenario.gpu_policy;
     const std::vector<uint64_t> seeds = seed_list(*a, scenario.seed);
-    options.queue = scenario.queue;
     if (!a->queue.empty()) {
       auto q = parse_queue(a->queue);
       if (!q) throw core::InputError("command line", 0, "--queue", "use fifo or skip-ahead");

@@ -1261,6 +1261,15 @@ RunResult simulate(const core::Cluster& fleet, const Workload& workload, const R
   return run.go(scenario_name);
 }
 
+RunOptions scenario_options(const Scenario& scenario) {
+  RunOptions o;
+  o.policy = scenario.policy;
+  o.gpu_policy = scenario.gpu_policy;
+  o.seed = scenario.seed;
+  o.queue = scenario.queue;
+  return o;
+}
+
 RunResult simulate(const Scenario& scenario, const RunOptions& given) {
   // Before the stream is generated: a run too big for the memory left is
   // refused with its estimate, not killed half-way (docs/simulator.md#memory).

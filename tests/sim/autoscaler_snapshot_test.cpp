@@ -18,10 +18,8 @@ namespace {
 std::string path(const std::string& rel) { return std::string(GPUSLICE_SOURCE_DIR) + "/" + rel; }
 
 RunResult run(const Scenario& s) {
-  RunOptions o;
+  RunOptions o = scenario_options(s);
   o.policy = "hami-binpack";
-  o.gpu_policy = s.gpu_policy;
-  o.queue = s.queue;
   return simulate(s, o);
 }
 

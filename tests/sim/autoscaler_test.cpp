@@ -21,11 +21,8 @@ namespace {
 
 RunResult run(const std::string& yaml, uint64_t seed = 42) {
   const Scenario s = parse_scenario(yaml, "autoscale.yaml", ".");
-  RunOptions o;
-  o.policy = s.policy;
-  o.gpu_policy = s.gpu_policy;
+  RunOptions o = scenario_options(s);
   o.seed = seed;
-  o.queue = s.queue;
   return simulate(s, o);
 }
 

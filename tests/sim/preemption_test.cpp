@@ -17,11 +17,7 @@ namespace {
 std::string path(const std::string& rel) { return std::string(GPUSLICE_SOURCE_DIR) + "/" + rel; }
 
 RunResult run(const Scenario& s, Preemption mode) {
-  RunOptions o;
-  o.policy = s.policy;
-  o.gpu_policy = s.gpu_policy;
-  o.seed = s.seed;
-  o.queue = s.queue;
+  RunOptions o = scenario_options(s);
   o.preemption = mode;
   return simulate(s, o);
 }

@@ -13,12 +13,7 @@ namespace {
 std::string path(const std::string& rel) { return std::string(GPUSLICE_SOURCE_DIR) + "/" + rel; }
 RunResult run(const std::string& rel) {
   Scenario s = load_scenario(path(rel));
-  RunOptions o;
-  o.policy = s.policy;
-  o.gpu_policy = s.gpu_policy;
-  o.seed = s.seed;
-  o.queue = s.queue;
-  return simulate(s, o);
+  return simulate(s, scenario_options(s));
 }
 }  // namespace
 

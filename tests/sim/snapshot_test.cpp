@@ -24,10 +24,8 @@ std::vector<std::string> queue_names(const ClusterSnapshot& s) {
 }
 
 RunResult run(const Scenario& s, const std::string& policy = "hami-binpack") {
-  RunOptions o;
+  RunOptions o = scenario_options(s);
   o.policy = policy;
-  o.gpu_policy = s.gpu_policy;
-  o.queue = s.queue;
   return simulate(s, o);
 }
 

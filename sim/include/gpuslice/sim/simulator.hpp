@@ -54,6 +54,11 @@ struct RunOptions {
   std::vector<DisruptionBudget> disruption_budgets;
 };
 
+// The options a scenario sets for itself (policy, GPU policy, seed, queue),
+// the rest at their defaults: what `gpuslice simulate` runs it with before
+// any flag.
+RunOptions scenario_options(const Scenario& scenario);
+
 struct PodRecord {
   std::string name, kind, node, allocation, status, reason;
   double arrival = 0, start = -1, end = -1;
