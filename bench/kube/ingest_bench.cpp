@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "api_double.hpp"
+#include "child_process.hpp"
 #include "kube_dump.hpp"
 
 namespace fs = std::filesystem;
@@ -54,34 +55,13 @@ struct Options {
   std::string only;
 };
 
-struct ProcessFigures {
-  double wall_s = 0;
-  double cpu_s = 0;  // user + system: what the run cost on a busy machine
-  double peak_mib = 0;
-  int status = 0;
+struct ProcessFigures : gpuslice::bench::ChildFigures {
   std::string output;  // stdout (Python prints its own load time)
 };
 
 double mib(long kib) { return static_cast<double>(kib) / 1024.0; }
 
-// The child's stderr goes to stderr_path, to be shown when it fails.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& stdout_path,
-            const std::string& stderr_path) {
-  std::fflush(stdout);  // or the child writes our buffered lines again
-  const pid_t pid = fork();
-  if (pid == 0) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    if (!stdout_path.empty()) {
-      if (!std::freopen(stdout_path.c_str(), "w", stdout)) _exit(126);
-    }
-    if (!std::freopen(stderr_path.c_str(), "w", stderr)) _exit(126);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
+using gpuslice::bench::spawn;  // the child's stderr goes to a file, to be shown when it fails
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -92,19 +72,8 @@ std::string slurp(const std::string& path) {
 
 ProcessFigures run(const std::vector<std::string>& argv, const Options& o) {
   const std::string out = o.dir + "/child.out";
-  const auto t0 = Clock::now();
-  const pid_t pid = spawn(argv, out, o.dir + "/child.err");
-  int status = 0;
-  rusage u{};
-  wait4(pid, &status, 0, &u);
-  ProcessFigures f;
-  f.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  f.peak_mib = mib(u.ru_maxrss);
-  f.cpu_s = static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-  f.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  f.output = slurp(out);
-  return f;
+  // Braced: the child has run before its output is read.
+  return ProcessFigures{{gpuslice::bench::run_child(argv, out, o.dir + "/child.err")}, slurp(out)};
 }
 
 // VmRSS and VmHWM of a running process, MiB.

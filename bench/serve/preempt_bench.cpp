@@ -17,6 +17,7 @@
 #include "gpuslice/core/dialects/hami/registration.hpp"
 #include "gpuslice/serve/memory_cluster.hpp"
 #include "gpuslice/serve/server.hpp"
+#include "measure.hpp"
 
 using namespace gpuslice;
 using Clock = std::chrono::steady_clock;
@@ -131,8 +132,7 @@ int main(int argc, char** argv) {
   auto cpu_seconds = [] {
     rusage u{};
     getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+    return gpuslice::bench::cpu_seconds(u);
   };
   double cpu_start = 0;
   std::string first_answer;

@@ -29,22 +29,18 @@
 //
 // Wall time covers the event loop (what summary.json's wall_seconds reports);
 // building the workload and writing outputs are timed apart.
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "child_process.hpp"
 #include "gpuslice/core/policy.hpp"
 #include "gpuslice/sim/html_report.hpp"
 #include "gpuslice/sim/openb.hpp"
@@ -55,8 +51,6 @@
 #include "measure.hpp"
 
 using namespace gpuslice::sim;
-
-extern char** environ;
 
 namespace {
 
@@ -227,36 +221,13 @@ InProcessRun in_process_run(const std::string& scenario, Preemption mode, const 
   return {r.summary["wall_seconds"].get<double>(), seconds_since(t0)};
 }
 
-// The command itself, a child process as a shell runs it: its wall time
-// and its CPU time (user + system, the kernel's account of the child).
-struct ProcessRun {
-  double wall_s = 0, cpu_s = 0;
-};
-
-ProcessRun process_run(const std::vector<std::string>& argv) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t quiet;
-  posix_spawn_file_actions_init(&quiet);
-  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
-  const auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, args[0], &quiet, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&quiet);
-  if (spawned != 0)
-    throw std::runtime_error(fmt::format("cannot start {}: {}", argv[0], std::strerror(spawned)));
-  int status = 0;
-  rusage usage{};
-  if (wait4(pid, &status, 0, &usage) != pid) throw std::runtime_error("wait4 failed");
-  const double wall = seconds_since(t0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error(fmt::format("{} failed (status {})", fmt::join(argv, " "), status));
-  auto seconds = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
-  };
-  return {wall, seconds(usage.ru_utime) + seconds(usage.ru_stime)};
+// The command itself, a child process as a shell runs it (its output
+// dropped); a failed run stops the bench.
+gpuslice::bench::ChildFigures process_run(const std::vector<std::string>& argv) {
+  const gpuslice::bench::ChildFigures f = gpuslice::bench::run_child(argv, "/dev/null", "/dev/null");
+  if (f.status != 0)
+    throw std::runtime_error(fmt::format("{} failed (status {})", fmt::join(argv, " "), f.status));
+  return f;
 }
 
 double median(std::vector<double> v) {
@@ -299,8 +270,8 @@ int preemption(int runs) {
     loop.add(off.loop_s, on.loop_s);
     in_process.add(off.read_run_write_s, on.read_run_write_s);
     if (has_command) {
-      const ProcessRun off_command = command(Preemption::Off);
-      const ProcessRun on_command = command(Preemption::HamiAware);
+      const auto off_command = command(Preemption::Off);
+      const auto on_command = command(Preemption::HamiAware);
       command_cpu.add(off_command.cpu_s, on_command.cpu_s);
       command_wall.add(off_command.wall_s, on_command.wall_s);
     }

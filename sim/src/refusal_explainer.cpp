@@ -10,6 +10,8 @@ const core::Refusal kFits{};
 constexpr uint64_t kUnfitted = UINT64_MAX;
 }  // namespace
 
+RefusalExplainer::RefusalExplainer() { intern(kFits); }
+
 uint32_t RefusalExplainer::intern(const core::Refusal& refusal) {
   auto& ids = refusal_ids_[refusal.hash()];
   for (uint32_t id : ids)
@@ -35,8 +37,7 @@ NodesPerReason RefusalExplainer::reasons(const core::Cluster& cluster, size_t sh
 size_t RefusalExplainer::fitting(const core::Cluster& cluster, size_t shape, const core::PodRequest& pod,
                                  const std::string& gpu_policy, core::DeviceFit* device_fit) {
   const auto& count = brought_up_to_date(cluster, shape, pod, gpu_policy, device_fit).count;
-  const uint32_t fits = intern(kFits);
-  return fits < count.size() ? count[fits] : 0;
+  return kFitsId < count.size() ? count[kFitsId] : 0;
 }
 
 RefusalExplainer::Shape& RefusalExplainer::brought_up_to_date(const core::Cluster& cluster, size_t shape,

@@ -292,9 +292,11 @@ class Run {
   // again is most often refused), and never under a policy drawing lots:
   // skipping its decision would skip a draw and change every later one.
   bool fits_no_node_as_kept(uint32_t id) {
-    if (policy_->lottery() || !explainer_.knows(cluster_, shape_of(id))) return false;
+    if (policy_->lottery()) return false;
+    const size_t shape = shape_of(id);
+    if (!explainer_.knows(cluster_, shape)) return false;
     const auto& p = workload_[id];
-    if (explainer_.fitting(cluster_, shape_of(id), p.request, policy_->gpu_policy_for(p.request),
+    if (explainer_.fitting(cluster_, shape, p.request, policy_->gpu_policy_for(p.request),
                            policy_->device_fit()) > 0)
       return false;
 #ifndef NDEBUG

@@ -23,6 +23,7 @@ using NodesPerReason = std::array<size_t, core::kReasonCount>;
 
 class RefusalExplainer {
  public:
+  RefusalExplainer();
   // Why `pod` (of request shape `shape`, any stable id: pods of one shape
   // must be interchangeable for fit) fits no node, by reason.
   // `fit`: the policy's own fit when it brings one (Koordinator, KAI),
@@ -54,6 +55,7 @@ class RefusalExplainer {
   Shape& brought_up_to_date(const core::Cluster& cluster, size_t shape, const core::PodRequest& pod,
                             const std::string& gpu_policy, core::DeviceFit* fit);
   uint32_t intern(const core::Refusal& refusal);
+  static constexpr uint32_t kFitsId = 0;  // "fits": interned first, by the constructor
 
   std::unordered_map<size_t, Shape> by_shape_;
   std::vector<core::Refusal> refusals_;                              // the distinct refusals seen
